@@ -1,0 +1,24 @@
+//! The rules of Epaminondas, and nothing else: no search, no network.
+//!
+//! `square` and `bitboard` are the vocabulary; `rules` holds the rule options and board
+//! geometry; `position` the game state, move legality and playing; `movegen` the fast generator;
+//! `notation` and `record` the text formats; `perft` the generator's check.
+
+mod bitboard;
+pub mod diagram;
+mod movegen;
+mod notation;
+mod perft;
+mod position;
+mod record;
+mod rules;
+mod square;
+mod zobrist;
+
+pub use bitboard::Bitboard;
+pub use notation::{MoveError, MoveText, ParsePositionError};
+pub use perft::{divide, perft};
+pub use position::{mirror_move, Color, IllegalMove, Move, MoveEffect, Position, SetupError, Status, WinReason};
+pub use record::{GameRecord, RecordError, RecordResult, Termination};
+pub use rules::{Geometry, Rules, RulesError, SymmetryRule, HOME_ROWS, STANDARD_HEIGHT, STANDARD_WIDTH};
+pub use square::{Dir, Square, MAX_DIM, MIN_DIM, STRIDE};

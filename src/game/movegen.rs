@@ -1,0 +1,180 @@
+//! Legal move generation with bitboards.
+//!
+//! For one direction `d`, every phalanx is handled at once by set arithmetic:
+//! - a *head* is an own piece whose square ahead (in `d`) is not own;
+//! - `run_k`: squares ending a line of at least k own pieces (counting back against `d`), so
+//!   `heads & run_k` are the heads of the k-piece phalanxes (their tails lie k-1 squares back);
+//! - `clear_j`: squares with j empty squares ahead of them;
+//! - `weak_k`: enemy squares whose enemy line in `d` is shorter than k (capturable by k pieces);
+//!   a k-phalanx captures at step j when j-1 empty squares lead to a `weak_k` square.
+//! The cost is a few bitboard operations per (direction, phalanx length, distance), not per
+//! piece; only the rare moves that enter the far row are checked one by one (symmetry rule).
+
+use super::bitboard::Bitboard;
+use super::position::{Move, Position};
+use super::rules::SymmetryRule;
+use super::square::{Dir, Square, MAX_DIM};
+
+/// Moves are grouped by (direction, phalanx length k, distance j); `visit` gets each group's
+/// head squares. Returning `false` stops the walk.
+#[derive(Clone, Copy)]
+struct Group {
+    dir: Dir,
+    pieces: u8,
+    distance: u8,
+    heads: Bitboard,
+}
+
+impl Group {
+    fn moves(self) -> impl Iterator<Item = Move> {
+        let back = (self.pieces as i32 - 1) * self.dir.offset();
+        self.heads.squares().map(move |head| {
+            Move::new(Square::from_index((head.index() as i32 - back) as u8), self.dir, self.distance)
+        })
+    }
+}
+
+impl Position {
+    /// Visits every pseudo-legal move group (all rules but the symmetry rule).
+    fn visit_groups(&self, mut visit: impl FnMut(Group) -> bool) {
+        let geo = self.geometry();
+        let own = self.pieces(self.side_to_move());
+        let enemy = self.pieces(self.side_to_move().opponent());
+        let empty = self.empty();
+        for dir in Dir::ALL {
+            let back = dir.opposite();
+            let heads = own & !geo.shift(own, back);
+            // clear[j]: squares with j empty squares ahead; clear[0] is everything.
+            let mut clear = [Bitboard::EMPTY; MAX_DIM as usize + 1];
+            clear[0] = !Bitboard::EMPTY;
+            let mut clear_len = 0;
+            let mut run = own;
+            let mut enemy_run = enemy;
+            for k in 1..=MAX_DIM {
+                if k > 1 {
+                    run = own & geo.shift(run, dir);
+                    enemy_run = enemy & geo.shift(enemy_run, back);
+                }
+                let heads_k = heads & run;
+                if heads_k.is_empty() {
+                    break;
+                }
+                // Plain moves: j empty squares ahead, j <= k.
+                for j in 1..=k as usize {
+                    if j > clear_len {
+                        clear[j] = geo.shift(empty & clear[j - 1], back);
+                        clear_len = j;
+                    }
+                    let movers = heads_k & clear[j];
+                    if movers.is_empty() {
+                        break; // clear[j] only shrinks as j grows
+                    }
+                    if !visit(Group { dir, pieces: k, distance: j as u8, heads: movers }) {
+                        return;
+                    }
+                }
+                // Captures: the enemy line starting at the landing square is shorter than k.
+                let weak = enemy & !enemy_run;
+                if k < 2 || weak.is_empty() {
+                    continue;
+                }
+                let mut reach = geo.shift(weak, back);
+                for j in 1..=k {
+                    let capturers = heads_k & reach;
+                    if capturers.any() && !visit(Group { dir, pieces: k, distance: j, heads: capturers }) {
+                        return;
+                    }
+                    reach = geo.shift(empty & reach, back);
+                    if reach.is_empty() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Heads in `group` whose landing square is on the mover's far row (the only moves the
+    /// symmetry rule can forbid).
+    fn far_row_heads(&self, group: Group) -> Bitboard {
+        if self.rules().symmetry == SymmetryRule::Off {
+            return Bitboard::EMPTY;
+        }
+        let (_, dr) = group.dir.delta();
+        let (_, forward) = self.side_to_move().forward().delta();
+        if dr != forward {
+            return Bitboard::EMPTY;
+        }
+        let far = self.side_to_move().far_row(self.rules().height) as i32;
+        let row = far - dr * group.distance as i32;
+        if !(0..self.rules().height as i32).contains(&row) {
+            return Bitboard::EMPTY;
+        }
+        group.heads & self.geometry().rows[row as usize]
+    }
+
+    /// Appends every legal move to `out` (after clearing it). A finished position has none.
+    /// Reusing `out` across calls avoids allocating per node.
+    pub fn legal_moves_into(&self, out: &mut Vec<Move>) {
+        out.clear();
+        if self.is_finished_at_start() {
+            return;
+        }
+        self.visit_groups(|group| {
+            let far = self.far_row_heads(group);
+            if far.is_empty() {
+                out.extend(group.moves());
+            } else {
+                out.extend(group.moves().filter(|mv| !far.contains(head_of(*mv, group.pieces)) || !self.violates_symmetry_rule(*mv)));
+            }
+            true
+        });
+    }
+
+    /// Every legal move, in generation order.
+    pub fn legal_moves(&self) -> Vec<Move> {
+        let mut moves = Vec::with_capacity(128);
+        self.legal_moves_into(&mut moves);
+        moves
+    }
+
+    /// The number of legal moves, without listing them (perft's last ply).
+    pub fn count_legal_moves(&self) -> u64 {
+        if self.is_finished_at_start() {
+            return 0;
+        }
+        let mut count = 0u64;
+        self.visit_groups(|group| {
+            count += group.heads.count() as u64;
+            let far = self.far_row_heads(group);
+            if far.any() {
+                let forbidden = Group { heads: far, ..group }.moves().filter(|mv| self.violates_symmetry_rule(*mv)).count();
+                count -= forbidden as u64;
+            }
+            true
+        });
+        count
+    }
+
+    /// Whether the side to move has any legal move.
+    pub fn has_legal_move(&self) -> bool {
+        if self.is_finished_at_start() {
+            return false;
+        }
+        let mut found = false;
+        self.visit_groups(|group| {
+            let far = self.far_row_heads(group);
+            found = (group.heads & !far).any() || Group { heads: far, ..group }.moves().any(|mv| !self.violates_symmetry_rule(mv));
+            !found
+        });
+        found
+    }
+
+    /// Whether `mv` is legal (the generator's view; [`Position::check`] says why not).
+    pub fn is_legal(&self, mv: Move) -> bool {
+        self.check(mv).is_ok()
+    }
+}
+
+fn head_of(mv: Move, pieces: u8) -> Square {
+    Square::from_index((mv.from.index() as i32 + (pieces as i32 - 1) * mv.dir.offset()) as u8)
+}

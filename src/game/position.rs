@@ -1,0 +1,453 @@
+//! A position: the pieces, the side to move, the ply, under a set of [`Rules`].
+//!
+//! Positions are small `Copy` values; playing a move returns a new one (copy-make), which is
+//! cheaper than make/unmake bookkeeping at this size and lets search trees share nothing.
+
+use super::bitboard::Bitboard;
+use super::rules::{Geometry, Rules, SymmetryRule, HOME_ROWS};
+use super::square::{Dir, Square};
+use super::zobrist;
+use std::fmt;
+
+/// A side. White moves first and aims at the top row; Black aims at row 1.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Color {
+    White = 0,
+    Black = 1,
+}
+
+impl Color {
+    pub const BOTH: [Color; 2] = [Color::White, Color::Black];
+
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    pub const fn opponent(self) -> Color {
+        match self {
+            Color::White => Color::Black,
+            Color::Black => Color::White,
+        }
+    }
+
+    /// The direction this side calls forward.
+    pub const fn forward(self) -> Dir {
+        match self {
+            Color::White => Dir::North,
+            Color::Black => Dir::South,
+        }
+    }
+
+    /// The row this side aims at (the opponent's back row), on a board of `height` rows.
+    pub const fn far_row(self, height: u8) -> u8 {
+        match self {
+            Color::White => height - 1,
+            Color::Black => 0,
+        }
+    }
+
+    pub const fn letter(self) -> char {
+        match self {
+            Color::White => 'w',
+            Color::Black => 'b',
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Color::White => "white",
+            Color::Black => "black",
+        }
+    }
+}
+
+impl fmt::Display for Color {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A move: the tail piece's square, the direction, and how many squares the phalanx advances.
+/// The moving phalanx is the tail and every own piece contiguous ahead of it in `dir`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Move {
+    pub from: Square,
+    pub dir: Dir,
+    pub distance: u8,
+}
+
+impl Move {
+    pub const fn new(from: Square, dir: Dir, distance: u8) -> Move {
+        Move { from, dir, distance }
+    }
+
+    /// Where the tail piece ends; with `from`, Abbott's notation for the move.
+    pub fn to(self) -> Square {
+        Square::from_index((self.from.index() as i32 + self.distance as i32 * self.dir.offset()) as u8)
+    }
+}
+
+/// Abbott's notation without capture marks (a capture needs the position: see
+/// [`Position::notation`]).
+impl fmt::Display for Move {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}-{}", self.from, self.to())
+    }
+}
+
+/// Why a move cannot be played.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, thiserror::Error)]
+pub enum IllegalMove {
+    #[error("the game is over")]
+    GameOver,
+    #[error("{square} is off the board")]
+    OffBoard { square: Square },
+    #[error("the move runs off the board")]
+    RunsOffBoard,
+    #[error("there is no {side} piece on {square}")]
+    NotYourPiece { square: Square, side: Color },
+    #[error("a move must advance at least one square")]
+    ZeroDistance,
+    #[error("a phalanx of {pieces} may move at most {pieces} squares, not {distance}")]
+    TooFar { pieces: u8, distance: u8 },
+    #[error("blocked by an own piece on {square}")]
+    BlockedByOwnPiece { square: Square },
+    #[error("cannot move past the enemy piece on {square}")]
+    BlockedByEnemy { square: Square },
+    #[error("the enemy line from {square} has {enemy} pieces; a phalanx of {pieces} captures only fewer")]
+    EnemyLineTooLong { square: Square, enemy: u8, pieces: u8 },
+    #[error("the symmetry rule forbids entering the far row into a symmetric position")]
+    Symmetry,
+}
+
+/// What a legal move does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MoveEffect {
+    /// Pieces in the moving phalanx.
+    pub pieces: u8,
+    /// Enemy pieces removed.
+    pub captured: u8,
+}
+
+/// How a game ended, or that it goes on.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Status {
+    Ongoing,
+    Won { winner: Color, reason: WinReason },
+    /// Only under a ply cap.
+    Draw,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum WinReason {
+    /// At the start of the winner's turn they had more pieces on the far row than the opponent.
+    BackRow,
+    /// The loser had no legal move (no pieces, or all blocked).
+    NoMoves,
+}
+
+/// A position of a game under some [`Rules`].
+#[derive(Clone, Copy)]
+pub struct Position {
+    rules: Rules,
+    geo: &'static Geometry,
+    pieces: [Bitboard; 2],
+    side: Color,
+    ply: u16,
+    hash: u64,
+}
+
+impl PartialEq for Position {
+    fn eq(&self, other: &Position) -> bool {
+        self.rules == other.rules && self.pieces == other.pieces && self.side == other.side && self.ply == other.ply
+    }
+}
+impl Eq for Position {}
+
+impl fmt::Debug for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Position(\"{self}\", {})", self.rules)
+    }
+}
+
+/// A piece arrangement that cannot be a position under the given rules.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Rules(#[from] super::rules::RulesError),
+    #[error("{square} holds both a white and a black piece")]
+    Overlap { square: Square },
+    #[error("a piece on {square} lies outside the {width}x{height} board")]
+    OutsideBoard { square: Square, width: u8, height: u8 },
+}
+
+impl Position {
+    /// The start position: White on the two bottom rows, Black on the two top rows, White to move.
+    pub fn start(rules: Rules) -> Result<Position, SetupError> {
+        rules.validate()?;
+        let geo = rules.geometry();
+        let mut white = Bitboard::EMPTY;
+        let mut black = Bitboard::EMPTY;
+        for r in 0..HOME_ROWS {
+            white |= geo.rows[r as usize];
+            black |= geo.rows[(rules.height - 1 - r) as usize];
+        }
+        Position::from_parts(rules, white, black, Color::White, 0)
+    }
+
+    /// Abbott's game from its start.
+    pub fn standard() -> Position {
+        Position::start(Rules::default()).expect("the standard rules are valid")
+    }
+
+    /// A position from its pieces, checked against the rules.
+    pub fn from_parts(rules: Rules, white: Bitboard, black: Bitboard, side: Color, ply: u16) -> Result<Position, SetupError> {
+        rules.validate()?;
+        let geo = rules.geometry();
+        if let Some(square) = (white & black).first() {
+            return Err(SetupError::Overlap { square });
+        }
+        if let Some(square) = ((white | black) & !geo.board).first() {
+            return Err(SetupError::OutsideBoard { square, width: rules.width, height: rules.height });
+        }
+        let pieces = [white, black];
+        let hash = zobrist::hash(&pieces, side);
+        Ok(Position { rules, geo, pieces, side, ply, hash })
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    pub fn geometry(&self) -> &'static Geometry {
+        self.geo
+    }
+
+    pub fn side_to_move(&self) -> Color {
+        self.side
+    }
+
+    /// Plies played since the start of the game.
+    pub fn ply(&self) -> u16 {
+        self.ply
+    }
+
+    pub fn pieces(&self, color: Color) -> Bitboard {
+        self.pieces[color.index()]
+    }
+
+    pub fn occupied(&self) -> Bitboard {
+        self.pieces[0] | self.pieces[1]
+    }
+
+    pub fn empty(&self) -> Bitboard {
+        self.geo.board & !self.occupied()
+    }
+
+    pub fn piece_at(&self, square: Square) -> Option<Color> {
+        Color::BOTH.into_iter().find(|c| self.pieces[c.index()].contains(square))
+    }
+
+    /// Zobrist hash of the pieces and the side to move.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// Pieces `color` has on the row it aims at.
+    pub fn far_row_count(&self, color: Color) -> u32 {
+        (self.pieces[color.index()] & self.geo.rows[color.far_row(self.rules.height) as usize]).count()
+    }
+
+    /// The start-of-turn win: the side to move has more pieces on its far row than the opponent
+    /// has on the side to move's home row.
+    pub fn side_to_move_has_won(&self) -> bool {
+        self.far_row_count(self.side) > self.far_row_count(self.side.opponent())
+    }
+
+    /// Whether the ply cap (if any) has been reached.
+    pub fn ply_cap_reached(&self) -> bool {
+        self.rules.ply_cap.is_some_and(|cap| self.ply >= cap)
+    }
+
+    /// Finished before any move is generated: a start-of-turn win or the ply cap. (A side with no
+    /// legal move has also lost, which [`Position::status`] checks.)
+    pub fn is_finished_at_start(&self) -> bool {
+        self.side_to_move_has_won() || self.ply_cap_reached()
+    }
+
+    /// The state of the game. The start-of-turn win is checked first (it is the start of the
+    /// turn), then the ply cap, then whether the side to move has any legal move.
+    pub fn status(&self) -> Status {
+        if self.side_to_move_has_won() {
+            Status::Won { winner: self.side, reason: WinReason::BackRow }
+        } else if self.ply_cap_reached() {
+            Status::Draw
+        } else if !self.has_legal_move() {
+            Status::Won { winner: self.side.opponent(), reason: WinReason::NoMoves }
+        } else {
+            Status::Ongoing
+        }
+    }
+
+    /// One step from `square` in `dir`, if still on the board.
+    #[inline]
+    pub fn step(&self, square: Square, dir: Dir) -> Option<Square> {
+        square.offset(dir, 1, self.rules.width, self.rules.height)
+    }
+
+    /// Contiguous pieces of `color` from `square` onward in `dir` (0 if `square` is not theirs).
+    pub fn line_length(&self, square: Square, dir: Dir, color: Color) -> u8 {
+        let mine = self.pieces[color.index()];
+        let mut count = 0;
+        let mut at = Some(square);
+        while let Some(sq) = at.filter(|sq| mine.contains(*sq)) {
+            count += 1;
+            at = self.step(sq, dir);
+        }
+        count
+    }
+
+    /// Checks a move square by square and says why it is illegal. The generator in `movegen`
+    /// produces exactly the moves this accepts (a test holds them to it).
+    pub fn check(&self, mv: Move) -> Result<MoveEffect, IllegalMove> {
+        let (width, height) = (self.rules.width, self.rules.height);
+        if mv.from.column() >= width || mv.from.row() >= height {
+            return Err(IllegalMove::OffBoard { square: mv.from });
+        }
+        if self.is_finished_at_start() {
+            return Err(IllegalMove::GameOver);
+        }
+        if !self.pieces(self.side).contains(mv.from) {
+            return Err(IllegalMove::NotYourPiece { square: mv.from, side: self.side });
+        }
+        if mv.distance == 0 {
+            return Err(IllegalMove::ZeroDistance);
+        }
+        let pieces = self.line_length(mv.from, mv.dir, self.side);
+        if mv.distance > pieces {
+            return Err(IllegalMove::TooFar { pieces, distance: mv.distance });
+        }
+        let head = mv.from.offset(mv.dir, pieces as i32 - 1, width, height).expect("the phalanx is on the board");
+        let enemy = self.side.opponent();
+        let mut captured = 0;
+        for step in 1..=mv.distance {
+            let square = head.offset(mv.dir, step as i32, width, height).ok_or(IllegalMove::RunsOffBoard)?;
+            match self.piece_at(square) {
+                None => {}
+                Some(c) if c == self.side => return Err(IllegalMove::BlockedByOwnPiece { square }),
+                Some(_) if step < mv.distance => return Err(IllegalMove::BlockedByEnemy { square }),
+                Some(_) => {
+                    let line = self.line_length(square, mv.dir, enemy);
+                    if line >= pieces {
+                        return Err(IllegalMove::EnemyLineTooLong { square, enemy: line, pieces });
+                    }
+                    captured = line;
+                }
+            }
+        }
+        if self.violates_symmetry_rule(mv) {
+            return Err(IllegalMove::Symmetry);
+        }
+        Ok(MoveEffect { pieces, captured })
+    }
+
+    /// Plays a legal move, or says why it is illegal and leaves `self` untouched.
+    pub fn play(&self, mv: Move) -> Result<Position, IllegalMove> {
+        self.check(mv)?;
+        Ok(self.play_unchecked(mv))
+    }
+
+    /// Plays a move known to be legal (from the generator, or checked). An illegal move gives an
+    /// unspecified (but memory-safe) position.
+    pub fn play_unchecked(&self, mv: Move) -> Position {
+        let (width, height) = (self.rules.width, self.rules.height);
+        let us = self.side.index();
+        let them = self.side.opponent().index();
+        let mut phalanx = Bitboard::EMPTY;
+        let mut moved = Bitboard::EMPTY;
+        let mut at = Some(mv.from);
+        let mut head = mv.from;
+        while let Some(sq) = at.filter(|sq| self.pieces[us].contains(*sq)) {
+            phalanx.set(sq);
+            if let Some(dest) = sq.offset(mv.dir, mv.distance as i32, width, height) {
+                moved.set(dest);
+            }
+            head = sq;
+            at = self.step(sq, mv.dir);
+        }
+        let mut next = *self;
+        if let Some(target) = head.offset(mv.dir, mv.distance as i32, width, height) {
+            // A capture removes the enemy line from the head's landing square onward.
+            let mut at = Some(target);
+            while let Some(sq) = at.filter(|sq| self.pieces[them].contains(*sq)) {
+                next.pieces[them].clear(sq);
+                at = self.step(sq, mv.dir);
+            }
+        }
+        next.pieces[us] = (self.pieces[us] & !phalanx) | moved;
+        next.side = self.side.opponent();
+        next.ply = self.ply.saturating_add(1);
+        next.hash = self.hash
+            ^ zobrist::diff(self.pieces[us] ^ next.pieces[us], self.side)
+            ^ zobrist::diff(self.pieces[them] ^ next.pieces[them], self.side.opponent())
+            ^ zobrist::SIDE;
+        next
+    }
+
+    /// Whether the anti-copycat rule forbids `mv`: it puts a piece onto the mover's far row and
+    /// the position after it is symmetric under the rules' reading.
+    pub(crate) fn violates_symmetry_rule(&self, mv: Move) -> bool {
+        if self.rules.symmetry == SymmetryRule::Off || !self.enters_far_row(mv) {
+            return false;
+        }
+        self.play_unchecked(mv).is_symmetric()
+    }
+
+    /// Whether the head of the moving phalanx lands on the mover's far row from off it. Only the
+    /// head can: every other piece of the phalanx trails it.
+    fn enters_far_row(&self, mv: Move) -> bool {
+        let (_, dr) = mv.dir.delta();
+        let (_, forward) = self.side.forward().delta();
+        if dr != forward {
+            return false;
+        }
+        let pieces = self.line_length(mv.from, mv.dir, self.side) as i32;
+        let landing_row = mv.from.row() as i32 + dr * (pieces - 1 + mv.distance as i32);
+        landing_row == self.side.far_row(self.rules.height) as i32
+    }
+
+    /// Whether the board is symmetric in the sense of the rules' symmetry reading.
+    pub fn is_symmetric(&self) -> bool {
+        let [white, black] = self.pieces;
+        let mirror = || self.geo.flip_vertical(white) == black;
+        let rotation = || self.geo.rotate180(white) == black;
+        match self.rules.symmetry {
+            SymmetryRule::Mirror => mirror(),
+            SymmetryRule::Rotation => rotation(),
+            SymmetryRule::Both => mirror() || rotation(),
+            SymmetryRule::Off => false,
+        }
+    }
+
+    /// The position seen in a left-right mirror (an exact symmetry of the game).
+    pub fn mirrored(&self) -> Position {
+        let pieces = self.pieces.map(|bits| self.geo.mirror(bits));
+        Position { pieces, hash: zobrist::hash(&pieces, self.side), ..*self }
+    }
+
+    /// The same pieces with another side to move and ply (for set-ups and tests).
+    pub fn with_side_to_move(&self, side: Color, ply: u16) -> Position {
+        Position { side, ply, hash: zobrist::hash(&self.pieces, side), ..*self }
+    }
+
+    /// The same position under other rule options of the same board size.
+    pub fn with_rules(&self, rules: Rules) -> Result<Position, SetupError> {
+        Position::from_parts(rules, self.pieces[0], self.pieces[1], self.side, self.ply)
+    }
+}
+
+/// The left-right mirror of a move (pairs with [`Position::mirrored`]).
+pub fn mirror_move(mv: Move, width: u8) -> Move {
+    Move::new(Square::new(width - 1 - mv.from.column(), mv.from.row()), mv.dir.mirrored(), mv.distance)
+}

@@ -1,0 +1,77 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use epaminondas::game::{Dir, Move, Position, Square};
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+
+/// The legal moves found the slow way: every (own square, direction, distance) put to
+/// `Position::check`. A second generator that shares nothing with the bitboard one.
+pub fn brute_force_moves(position: &Position) -> Vec<Move> {
+    let side = position.side_to_move();
+    let mut moves = Vec::new();
+    for from in position.pieces(side).squares() {
+        for dir in Dir::ALL {
+            for distance in 1..=16 {
+                let mv = Move::new(from, dir, distance);
+                if position.check(mv).is_ok() {
+                    moves.push(mv);
+                }
+            }
+        }
+    }
+    moves
+}
+
+pub fn sorted(mut moves: Vec<Move>) -> Vec<(usize, usize, u8)> {
+    let mut keys: Vec<_> = moves.drain(..).map(|m| (m.from.index(), m.dir.index(), m.distance)).collect();
+    keys.sort();
+    keys
+}
+
+/// Positions reached by random play from the start of `position`'s game, one per ply.
+pub fn random_game(start: Position, seed: u64, max_plies: usize) -> Vec<Position> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut positions = vec![start];
+    let mut current = start;
+    for _ in 0..max_plies {
+        let moves = current.legal_moves();
+        // Prefer captures a little so games reach thin, open positions.
+        let capture = moves.iter().copied().find(|m| current.check(*m).map(|e| e.captured > 0).unwrap_or(false));
+        let mv = match capture {
+            Some(c) if rng.random_bool(0.5) => c,
+            _ => match moves.choose(&mut rng) {
+                Some(m) => *m,
+                None => break,
+            },
+        };
+        current = current.play_unchecked(mv);
+        positions.push(current);
+    }
+    positions
+}
+
+/// A random scatter of pieces (any counts, some on far rows) under `rules`.
+pub fn random_position(rng: &mut StdRng, rules: epaminondas::game::Rules) -> Position {
+    let mut white = epaminondas::game::Bitboard::EMPTY;
+    let mut black = epaminondas::game::Bitboard::EMPTY;
+    let density = rng.random_range(0.05..0.45);
+    for row in 0..rules.height {
+        for column in 0..rules.width {
+            if rng.random_bool(density) {
+                if rng.random_bool(0.5) {
+                    white.set(Square::new(column, row));
+                } else {
+                    black.set(Square::new(column, row));
+                }
+            }
+        }
+    }
+    let side = if rng.random_bool(0.5) { epaminondas::game::Color::White } else { epaminondas::game::Color::Black };
+    Position::from_parts(rules, white, black, side, 0).expect("valid scatter")
+}
+
+pub fn sq(text: &str) -> Square {
+    Square::parse(text, 16, 16).expect("test square")
+}
