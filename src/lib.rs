@@ -2,7 +2,17 @@
 //!
 //! Modules in dependency order:
 //! - [`game`]: the rules only (positions, moves, notation, records, perft).
+//! - [`encode`]: positions to network input planes, moves to policy indices (the only bridge).
+//! - [`evaluator`]: the `Evaluator` trait search asks (no libtorch), a uniform one, a cache.
+//! - [`mcts`]: PUCT search over an index arena, gather/apply for batching (no libtorch).
+//! - [`nn`]: the residual network on libtorch, checkpoints (the only module using tch).
+//! - [`util`]: atomic file writes.
 //! - [`cli`]: the command line, one file per subcommand.
 
 pub mod game;
+pub mod encode;
+pub mod evaluator;
+pub mod mcts;
+pub mod nn;
+pub mod util;
 pub mod cli;

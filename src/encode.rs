@@ -1,0 +1,144 @@
+//! The only bridge between the rules and the network: positions to input planes, moves to
+//! policy indices and back.
+//!
+//! Everything is seen from the side to move: for Black the board is turned upside down (row r
+//! becomes row h-1-r, north and south swap), so "forward" is always up and the network learns
+//! one game, not two. Columns are never flipped, so the left-right mirror (an exact symmetry of
+//! the game) commutes with this view and can be used for augmentation.
+//!
+//! The policy is fully convolutional: one plane per (direction, distance) over the tail square,
+//! so a network is not tied to one board size. Distances run 1..=8: a phalanx of k moves at most
+//! k squares and the tail's start and the head's landing span k + d <= 16 squares, so d <= 8 on
+//! every supported board.
+
+use crate::game::{mirror_move, Color, Dir, Move, Position, Square};
+
+/// Input planes, each `height` x `width`, in this order:
+pub const INPUT_PLANES: usize = 7;
+/// 0: the side to move's pieces.
+pub const PLANE_OWN: usize = 0;
+/// 1: the opponent's pieces.
+pub const PLANE_OPPONENT: usize = 1;
+/// 2: ones (lets convolutions find the edge, whose zero padding looks like empty squares).
+pub const PLANE_ONES: usize = 2;
+/// 3: constant, the side to move's pieces on its far row / 4 (the count that decides the win).
+pub const PLANE_OWN_FAR: usize = 3;
+/// 4: constant, the opponent's pieces on its far row (our home row) / 4.
+pub const PLANE_OPPONENT_FAR: usize = 4;
+/// 5: constant, 1 when the side to move has already won at the start of its turn (lets the
+/// value head see the rule exactly; search treats such positions as terminal anyway).
+pub const PLANE_WON: usize = 5;
+/// 6: constant, plies left under the ply cap / cap (0 without a cap).
+pub const PLANE_PLIES_LEFT: usize = 6;
+
+/// The longest move on any supported board.
+pub const MAX_DISTANCE: usize = 8;
+/// Policy planes: 8 directions x 8 distances.
+pub const POLICY_PLANES: usize = 8 * MAX_DISTANCE;
+
+/// Policy vector length for a board: one logit per (plane, square).
+pub fn policy_size(width: u8, height: u8) -> usize {
+    POLICY_PLANES * width as usize * height as usize
+}
+
+/// Input length for a board.
+pub fn input_size(width: u8, height: u8) -> usize {
+    INPUT_PLANES * width as usize * height as usize
+}
+
+/// A square as the side to move sees it (row index into its planes).
+fn view_square(square: Square, side: Color, height: u8) -> (usize, usize) {
+    let row = match side {
+        Color::White => square.row(),
+        Color::Black => height - 1 - square.row(),
+    };
+    (row as usize, square.column() as usize)
+}
+
+fn view_dir(dir: Dir, side: Color) -> Dir {
+    match side {
+        Color::White => dir,
+        Color::Black => dir.flipped(),
+    }
+}
+
+/// Writes the planes of `position` into `out` (length [`input_size`]), overwriting it.
+pub fn encode_position(position: &Position, out: &mut [f32]) {
+    let (width, height) = (position.rules().width, position.rules().height);
+    let area = width as usize * height as usize;
+    assert_eq!(out.len(), INPUT_PLANES * area, "input buffer size for a {width}x{height} board");
+    out.fill(0.0);
+    let side = position.side_to_move();
+    for (plane, color) in [(PLANE_OWN, side), (PLANE_OPPONENT, side.opponent())] {
+        for square in position.pieces(color).squares() {
+            let (row, column) = view_square(square, side, height);
+            out[plane * area + row * width as usize + column] = 1.0;
+        }
+    }
+    let constant = |out: &mut [f32], plane: usize, value: f32| out[plane * area..(plane + 1) * area].fill(value);
+    constant(out, PLANE_ONES, 1.0);
+    constant(out, PLANE_OWN_FAR, position.far_row_count(side) as f32 / 4.0);
+    constant(out, PLANE_OPPONENT_FAR, position.far_row_count(side.opponent()) as f32 / 4.0);
+    constant(out, PLANE_WON, if position.side_to_move_has_won() { 1.0 } else { 0.0 });
+    let plies_left = position.rules().ply_cap.map_or(0.0, |cap| cap.saturating_sub(position.ply()) as f32 / cap as f32);
+    constant(out, PLANE_PLIES_LEFT, plies_left);
+}
+
+/// The policy index of a legal move of `position` (whose side to move makes it).
+pub fn move_index(position: &Position, mv: Move) -> usize {
+    let (width, height) = (position.rules().width, position.rules().height);
+    let side = position.side_to_move();
+    let (row, column) = view_square(mv.from, side, height);
+    let plane = view_dir(mv.dir, side).index() * MAX_DISTANCE + (mv.distance as usize - 1);
+    (plane * height as usize + row) * width as usize + column
+}
+
+/// The move a policy index stands for in `position`, if the index is in range. (Whether it is
+/// legal is the rules' business.)
+pub fn index_move(position: &Position, index: usize) -> Option<Move> {
+    let (width, height) = (position.rules().width as usize, position.rules().height as usize);
+    if index >= POLICY_PLANES * width * height {
+        return None;
+    }
+    let plane = index / (width * height);
+    let row = (index / width) % height;
+    let column = index % width;
+    let side = position.side_to_move();
+    let dir = view_dir(Dir::from_index(plane / MAX_DISTANCE), side);
+    let distance = (plane % MAX_DISTANCE + 1) as u8;
+    let board_row = match side {
+        Color::White => row,
+        Color::Black => height - 1 - row,
+    };
+    Some(Move::new(Square::new(column as u8, board_row as u8), dir, distance))
+}
+
+/// The index a policy entry moves to under the left-right mirror (an involution).
+pub fn mirror_index(index: usize, width: u8, height: u8) -> usize {
+    let (width, height) = (width as usize, height as usize);
+    let plane = index / (width * height);
+    let row = (index / width) % height;
+    let column = index % width;
+    let dir = Dir::from_index(plane / MAX_DISTANCE).mirrored();
+    let mirrored_plane = dir.index() * MAX_DISTANCE + plane % MAX_DISTANCE;
+    (mirrored_plane * height + row) * width + (width - 1 - column)
+}
+
+/// A whole policy vector (or any per-index values) under the left-right mirror.
+pub fn mirror_policy(policy: &[f32], width: u8, height: u8) -> Vec<f32> {
+    let mut mirrored = vec![0.0; policy.len()];
+    for (i, value) in policy.iter().enumerate() {
+        mirrored[mirror_index(i, width, height)] = *value;
+    }
+    mirrored
+}
+
+/// Input planes under the left-right mirror: each row reversed.
+pub fn mirror_planes(planes: &[f32], width: u8) -> Vec<f32> {
+    planes.chunks(width as usize).flat_map(|row| row.iter().rev().copied()).collect()
+}
+
+/// The mirror of a move on the board of `position` (re-exported for symmetry with the others).
+pub fn mirror_board_move(position: &Position, mv: Move) -> Move {
+    mirror_move(mv, position.rules().width)
+}

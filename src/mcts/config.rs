@@ -1,0 +1,58 @@
+//! Search options: typed values with the defaults documented, algorithm choices as enums.
+
+use serde::{Deserialize, Serialize};
+
+/// Value assumed for a move never visited ("first-play urgency").
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", deny_unknown_fields)]
+pub enum Fpu {
+    /// A fixed value, from the mover's view (AlphaZero used 0 on a [-1, 1] scale... roughly).
+    Const { value: f32 },
+    /// The parent's value minus `reduction * sqrt(prior mass already visited)` (Leela Zero,
+    /// KataGo): explores less once good moves have been found.
+    ParentReduction { reduction: f32 },
+}
+
+/// Noise mixed into the root priors so self-play explores.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", deny_unknown_fields)]
+pub enum RootNoise {
+    None,
+    /// Dirichlet noise with concentration `alpha_total / legal moves` per move (KataGo scales it
+    /// this way so wide and narrow positions get comparable noise), mixed in with `weight`.
+    Dirichlet { alpha_total: f32, weight: f32 },
+}
+
+/// How a search chooses and evaluates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchConfig {
+    /// Exploration constant of PUCT. Default 1.5.
+    pub c_puct: f32,
+    /// Default: parent reduction 0.2.
+    pub fpu: Fpu,
+    /// Default: none (self-play turns it on for full searches).
+    pub root_noise: RootNoise,
+    /// Default true: keep the subtree of the move played for the next search.
+    pub reuse_tree: bool,
+}
+
+impl Default for SearchConfig {
+    fn default() -> SearchConfig {
+        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true }
+    }
+}
+
+impl SearchConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.c_puct > 0.0 && self.c_puct.is_finite()) {
+            return Err(format!("c_puct must be a positive number, not {}", self.c_puct));
+        }
+        if let RootNoise::Dirichlet { alpha_total, weight } = self.root_noise {
+            if !(alpha_total > 0.0) || !(0.0..=1.0).contains(&weight) {
+                return Err(format!("Dirichlet noise needs alpha_total > 0 and weight in [0, 1], not {alpha_total} and {weight}"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,8 @@
+//! Monte Carlo tree search with PUCT, guided by any [`Evaluator`](crate::evaluator::Evaluator).
+//! No libtorch here: the network is behind the trait.
+
+mod config;
+mod tree;
+
+pub use config::{Fpu, RootNoise, SearchConfig};
+pub use tree::{Gathered, LeafToken, RootSummary, Search};

@@ -1,0 +1,411 @@
+//! PUCT search over an index arena, split into `gather` (walk to a leaf, hand back what to
+//! evaluate) and `apply` (expand the leaf, back the value up), so one driver can batch leaves
+//! from many games into one network pass, or several leaves from one game (virtual loss keeps
+//! them apart).
+//!
+//! Point of view: an edge's `value_sum` is from the view of the side that chooses it (the side
+//! to move at its parent), so selection maximises Q directly; the value of a leaf, which is for
+//! the side to move there, changes sign at every step of the backup.
+
+use super::config::{Fpu, RootNoise, SearchConfig};
+use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
+use crate::game::{Move, Position};
+use rand::Rng;
+use rand_distr::{Distribution, Gamma};
+
+const NO_NODE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+struct Edge {
+    mv: Move,
+    prior: f32,
+    child: u32,
+    visits: u32,
+    /// Sum of backed-up values, from the view of the side choosing this edge.
+    value_sum: f32,
+    /// Leaves in flight below this edge; each counts as a visit that lost.
+    virtual_visits: u32,
+}
+
+#[derive(Clone, Debug)]
+enum NodeState {
+    /// Legal moves known, waiting to be evaluated.
+    Unexpanded(Vec<Move>),
+    /// Sent for evaluation, not back yet.
+    Pending,
+    /// Children are `edges[first..first + count]`.
+    Expanded { first: u32, count: u32 },
+    /// The game is over here; value for the side to move.
+    Terminal(f32),
+}
+
+#[derive(Clone, Debug)]
+struct Node {
+    position: Position,
+    state: NodeState,
+    /// The network's value for this node (side to move), once evaluated.
+    value: f32,
+}
+
+/// What one gather step produced.
+#[derive(Debug)]
+pub enum Gathered {
+    /// A leaf to evaluate; pass the evaluation to [`Search::apply`] with this token.
+    Leaf { token: LeafToken, request: EvalRequest },
+    /// The walk ended in a finished game; its exact value was backed up at once.
+    Terminal,
+    /// The walk reached a leaf already waiting for evaluation; nothing changed. Evaluate what
+    /// is pending before gathering more from this tree.
+    Collision,
+}
+
+/// Identifies a pending leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafToken(usize);
+
+struct PendingLeaf {
+    node: u32,
+    path: Vec<u32>,
+}
+
+/// The result of a search at the root.
+#[derive(Clone, Debug)]
+pub struct RootSummary {
+    /// (move, visits, prior, mean value for the mover) for every legal move, generation order.
+    pub moves: Vec<(Move, u32, f32, f32)>,
+    /// The root's value for the side to move (network value blended with search).
+    pub value: f32,
+    pub visits: u32,
+}
+
+/// One game's search tree.
+pub struct Search {
+    config: SearchConfig,
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    root: u32,
+    pending: Vec<Option<PendingLeaf>>,
+    /// Whether the root's priors have had noise mixed in.
+    root_noised: bool,
+    pub noise_enabled: bool,
+}
+
+fn new_node(position: Position) -> Node {
+    let state = if position.side_to_move_has_won() {
+        NodeState::Terminal(1.0)
+    } else if position.ply_cap_reached() {
+        NodeState::Terminal(0.0)
+    } else {
+        let moves = position.legal_moves();
+        if moves.is_empty() {
+            NodeState::Terminal(-1.0)
+        } else {
+            NodeState::Unexpanded(moves)
+        }
+    };
+    Node { position, state, value: 0.0 }
+}
+
+impl Search {
+    pub fn new(root: Position, config: SearchConfig) -> Search {
+        let noise_enabled = !matches!(config.root_noise, RootNoise::None);
+        Search { config, nodes: vec![new_node(root)], edges: Vec::new(), root: 0, pending: Vec::new(), root_noised: false, noise_enabled }
+    }
+
+    pub fn root_position(&self) -> &Position {
+        &self.nodes[self.root as usize].position
+    }
+
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// Visits backed up at the root (reused ones included).
+    pub fn root_visits(&self) -> u32 {
+        match self.nodes[self.root as usize].state {
+            NodeState::Expanded { first, count } => self.edges[first as usize..(first + count) as usize].iter().map(|e| e.visits).sum::<u32>() + 1,
+            NodeState::Terminal(_) => u32::MAX,
+            _ => 0,
+        }
+    }
+
+    /// Whether the root is a finished game (nothing to search).
+    pub fn root_is_terminal(&self) -> bool {
+        matches!(self.nodes[self.root as usize].state, NodeState::Terminal(_))
+    }
+
+    /// Leaves sent out and not yet applied.
+    pub fn pending_count(&self) -> usize {
+        self.pending.iter().filter(|p| p.is_some()).count()
+    }
+
+    /// Nodes in the arena (for memory accounting and tests).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn children(&self, node: u32) -> std::ops::Range<usize> {
+        match self.nodes[node as usize].state {
+            NodeState::Expanded { first, count } => first as usize..(first + count) as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// The PUCT choice among the children of an expanded node.
+    fn select(&self, node: u32) -> u32 {
+        let range = self.children(node);
+        let edges = &self.edges[range.clone()];
+        let parent_visits: u32 = edges.iter().map(|e| e.visits + e.virtual_visits).sum();
+        let sqrt_parent = (parent_visits.max(1) as f32).sqrt();
+        let fpu = match self.config.fpu {
+            Fpu::Const { value } => value,
+            Fpu::ParentReduction { reduction } => {
+                let visited_mass: f32 = edges.iter().filter(|e| e.visits + e.virtual_visits > 0).map(|e| e.prior).sum();
+                let parent_q = self.node_q(node);
+                parent_q - reduction * visited_mass.sqrt()
+            }
+        };
+        let mut best = range.start;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, edge) in edges.iter().enumerate() {
+            let n = edge.visits + edge.virtual_visits;
+            let q = if n == 0 { fpu } else { (edge.value_sum - edge.virtual_visits as f32) / n as f32 };
+            let score = q + self.config.c_puct * edge.prior * sqrt_parent / (1 + n) as f32;
+            if score > best_score {
+                best_score = score;
+                best = range.start + i;
+            }
+        }
+        best as u32
+    }
+
+    /// The mean value of a node for its side to move: its own evaluation and everything
+    /// backed up below it.
+    fn node_q(&self, node: u32) -> f32 {
+        let edges = &self.edges[self.children(node)];
+        let visits: u32 = edges.iter().map(|e| e.visits).sum();
+        let sum: f32 = edges.iter().map(|e| e.value_sum).sum();
+        (self.nodes[node as usize].value + sum) / (1 + visits) as f32
+    }
+
+    /// Walks from the root to a leaf by PUCT.
+    pub fn gather(&mut self) -> Gathered {
+        let mut node = self.root;
+        let mut path: Vec<u32> = Vec::new();
+        loop {
+            match &self.nodes[node as usize].state {
+                NodeState::Terminal(value) => {
+                    let value = *value;
+                    self.backup(&path, value);
+                    return Gathered::Terminal;
+                }
+                NodeState::Pending => return Gathered::Collision,
+                NodeState::Unexpanded(_) => {
+                    let NodeState::Unexpanded(moves) = std::mem::replace(&mut self.nodes[node as usize].state, NodeState::Pending) else { unreachable!() };
+                    for &e in &path {
+                        self.edges[e as usize].virtual_visits += 1;
+                    }
+                    let request = EvalRequest { position: self.nodes[node as usize].position, moves };
+                    let token = LeafToken(self.pending.len());
+                    self.pending.push(Some(PendingLeaf { node, path }));
+                    return Gathered::Leaf { token, request };
+                }
+                NodeState::Expanded { .. } => {
+                    let edge = self.select(node);
+                    path.push(edge);
+                    let child = self.edges[edge as usize].child;
+                    node = if child == NO_NODE {
+                        let position = self.nodes[node as usize].position.play_unchecked(self.edges[edge as usize].mv);
+                        self.nodes.push(new_node(position));
+                        let id = (self.nodes.len() - 1) as u32;
+                        self.edges[edge as usize].child = id;
+                        id
+                    } else {
+                        child
+                    };
+                }
+            }
+        }
+    }
+
+    /// Expands a gathered leaf with its evaluation and backs the value up.
+    pub fn apply(&mut self, token: LeafToken, request: EvalRequest, evaluation: Evaluation, rng: &mut impl Rng) {
+        let Some(PendingLeaf { node, path }) = self.pending.get_mut(token.0).and_then(Option::take) else { return };
+        if self.pending.iter().all(Option::is_none) {
+            self.pending.clear();
+        }
+        let first = self.edges.len() as u32;
+        for (mv, prior) in request.moves.iter().zip(&evaluation.priors) {
+            self.edges.push(Edge { mv: *mv, prior: *prior, child: NO_NODE, visits: 0, value_sum: 0.0, virtual_visits: 0 });
+        }
+        let count = request.moves.len() as u32;
+        let value = evaluation.value.clamp(-1.0, 1.0);
+        let leaf = &mut self.nodes[node as usize];
+        leaf.state = NodeState::Expanded { first, count };
+        leaf.value = value;
+        for &e in &path {
+            self.edges[e as usize].virtual_visits -= 1;
+        }
+        if node == self.root && self.noise_enabled {
+            self.add_root_noise(rng);
+        }
+        self.backup(&path, value);
+    }
+
+    /// Adds a leaf's value (for the side to move at the leaf) to every edge on the path.
+    fn backup(&mut self, path: &[u32], leaf_value: f32) {
+        let mut value = leaf_value;
+        for &e in path.iter().rev() {
+            // The edge into a node is chosen by the other side.
+            value = -value;
+            let edge = &mut self.edges[e as usize];
+            edge.visits += 1;
+            edge.value_sum += value;
+        }
+    }
+
+    fn add_root_noise(&mut self, rng: &mut impl Rng) {
+        let RootNoise::Dirichlet { alpha_total, weight } = self.config.root_noise else { return };
+        let range = self.children(self.root);
+        if range.is_empty() || self.root_noised {
+            return;
+        }
+        let alpha = (alpha_total / range.len() as f32).max(1e-3);
+        let gamma = Gamma::new(alpha, 1.0).expect("positive alpha");
+        let samples: Vec<f32> = range.clone().map(|_| gamma.sample(rng)).collect();
+        let total: f32 = samples.iter().sum::<f32>().max(1e-12);
+        for (edge, sample) in self.edges[range].iter_mut().zip(samples) {
+            edge.prior = (1.0 - weight) * edge.prior + weight * sample / total;
+        }
+        self.root_noised = true;
+    }
+
+    /// Visit counts and values at the root.
+    pub fn summary(&self) -> RootSummary {
+        let moves = self.edges[self.children(self.root)]
+            .iter()
+            .map(|e| (e.mv, e.visits, e.prior, if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 }))
+            .collect();
+        let value = match self.nodes[self.root as usize].state {
+            NodeState::Terminal(v) => v,
+            _ => self.node_q(self.root),
+        };
+        RootSummary { moves, value, visits: self.root_visits() }
+    }
+
+    /// The move to play: the most visited (ties to the higher prior) at temperature 0, else
+    /// drawn with probability proportional to visits^(1/temperature).
+    pub fn choose_move(&self, temperature: f32, rng: &mut impl Rng) -> Option<Move> {
+        let edges = &self.edges[self.children(self.root)];
+        if edges.is_empty() {
+            return None;
+        }
+        if temperature <= 1e-3 {
+            return edges.iter().max_by(|a, b| (a.visits, a.prior).partial_cmp(&(b.visits, b.prior)).unwrap_or(std::cmp::Ordering::Equal)).map(|e| e.mv);
+        }
+        let weights: Vec<f64> = edges.iter().map(|e| (e.visits as f64).powf(1.0 / temperature as f64)).collect();
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            return edges.iter().max_by(|a, b| a.prior.total_cmp(&b.prior)).map(|e| e.mv);
+        }
+        let mut pick = rng.random::<f64>() * total;
+        for (edge, w) in edges.iter().zip(weights) {
+            if pick < w {
+                return Some(edge.mv);
+            }
+            pick -= w;
+        }
+        edges.last().map(|e| e.mv)
+    }
+
+    /// Moves the root to the child reached by `mv`, keeping its subtree when tree reuse is on.
+    /// Pending leaves are dropped.
+    pub fn advance(&mut self, mv: Move) {
+        let next = self.nodes[self.root as usize].position.play_unchecked(mv);
+        let child = self.edges[self.children(self.root)].iter().find(|e| e.mv == mv).map(|e| e.child).unwrap_or(NO_NODE);
+        if !self.config.reuse_tree || child == NO_NODE || self.pending_count() > 0 {
+            *self = Search { noise_enabled: self.noise_enabled, ..Search::new(next, self.config.clone()) };
+            return;
+        }
+        self.compact(child);
+        self.root_noised = false;
+    }
+
+    /// Turns noise on or off for the next searches (playout cap randomisation switches it per
+    /// move); with noise on, an already expanded root gets its noise now.
+    pub fn set_noise(&mut self, enabled: bool, rng: &mut impl Rng) {
+        self.noise_enabled = enabled && !matches!(self.config.root_noise, RootNoise::None);
+        if self.noise_enabled && matches!(self.nodes[self.root as usize].state, NodeState::Expanded { .. }) {
+            self.add_root_noise(rng);
+        }
+    }
+
+    /// Rebuilds the arena with only the subtree under `new_root`, so memory stays bounded by
+    /// what the next search can use.
+    fn compact(&mut self, new_root: u32) {
+        let mut nodes = Vec::new();
+        let mut edges = Vec::new();
+        let mut stack = vec![(new_root, u32::MAX)];
+        let old_nodes = std::mem::take(&mut self.nodes);
+        let old_edges = std::mem::take(&mut self.edges);
+        let mut old_nodes: Vec<Option<Node>> = old_nodes.into_iter().map(Some).collect();
+        while let Some((old, parent_edge)) = stack.pop() {
+            let mut node = old_nodes[old as usize].take().expect("a tree, not a graph");
+            let id = nodes.len() as u32;
+            if parent_edge != u32::MAX {
+                let edge: &mut Edge = &mut edges[parent_edge as usize];
+                edge.child = id;
+            }
+            if let NodeState::Expanded { first, count } = node.state {
+                let new_first = edges.len() as u32;
+                for i in 0..count {
+                    let mut edge: Edge = old_edges[(first + i) as usize].clone();
+                    edge.virtual_visits = 0;
+                    let old_child = edge.child;
+                    edge.child = NO_NODE;
+                    edges.push(edge);
+                    if old_child != NO_NODE {
+                        stack.push((old_child, new_first + i));
+                    }
+                }
+                node.state = NodeState::Expanded { first: new_first, count };
+            } else if let NodeState::Pending = node.state {
+                node.state = new_node(node.position).state;
+            }
+            nodes.push(node);
+        }
+        self.nodes = nodes;
+        self.edges = edges;
+        self.root = 0;
+        self.pending.clear();
+    }
+
+    /// Runs simulations until the root has `visits` visits, evaluating up to `batch` leaves of
+    /// this tree per network call (virtual loss spreads them). For interactive play and tests;
+    /// self-play batches across games instead.
+    pub fn run(&mut self, evaluator: &mut dyn Evaluator, visits: u32, batch: usize, rng: &mut impl Rng) {
+        if self.root_is_terminal() {
+            return;
+        }
+        while self.root_visits() < visits {
+            let mut leaves = Vec::new();
+            let mut budget = visits - self.root_visits();
+            while leaves.len() < batch.max(1) && budget > 0 {
+                match self.gather() {
+                    Gathered::Leaf { token, request } => leaves.push((token, request)),
+                    Gathered::Terminal => {}
+                    Gathered::Collision => break,
+                }
+                budget -= 1;
+            }
+            if leaves.is_empty() {
+                continue;
+            }
+            let requests: Vec<EvalRequest> = leaves.iter().map(|(_, r)| r.clone()).collect();
+            let evaluations = evaluator.evaluate(&requests);
+            for ((token, request), evaluation) in leaves.into_iter().zip(evaluations) {
+                self.apply(token, request, evaluation, rng);
+            }
+        }
+    }
+}

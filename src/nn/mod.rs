@@ -1,0 +1,206 @@
+//! The only part of the program that uses libtorch: the network, its checkpoints, and the
+//! [`Evaluator`](crate::evaluator::Evaluator) that search calls.
+
+pub mod model;
+
+use crate::encode::{self, INPUT_PLANES};
+use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
+use model::{NetConfig, PolicyValueNet};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tch::{nn, Device, Kind, Tensor};
+
+/// Where a network runs, as the user says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceChoice {
+    Cpu,
+    Cuda,
+    /// CUDA when available, else the CPU.
+    #[default]
+    Auto,
+}
+
+impl DeviceChoice {
+    pub fn resolve(self) -> Result<Device, NetError> {
+        match self {
+            DeviceChoice::Cpu => Ok(Device::Cpu),
+            DeviceChoice::Auto => Ok(Device::cuda_if_available()),
+            DeviceChoice::Cuda if tch::Cuda::is_available() => Ok(Device::Cuda(0)),
+            DeviceChoice::Cuda => Err(NetError::NoCuda),
+        }
+    }
+}
+
+/// Sets libtorch's intra-op threads. Self-play alternates between tree work (rayon) and network
+/// passes (libtorch), so each may use every core in its turn; inter-op parallelism is off
+/// because one small network has nothing to run side by side.
+pub fn configure_threads(threads: usize) {
+    tch::set_num_threads(threads.max(1) as i32);
+}
+
+/// Why a network could not be built, saved or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("--device cuda was asked for, but libtorch sees no CUDA device (is this a CPU build of libtorch?)")]
+    NoCuda,
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not an epaminondas network file: {problem}")]
+    Format { path: PathBuf, problem: String },
+    #[error("{path}: tensor {name} has shape {found:?}, the network described in the file needs {expected:?}")]
+    Shape { path: PathBuf, name: String, expected: Vec<i64>, found: Vec<usize> },
+    #[error("{path}: tensor {name} is missing")]
+    Missing { path: PathBuf, name: String },
+    #[error("invalid network config: {0}")]
+    Config(String),
+    #[error("libtorch: {0}")]
+    Torch(#[from] tch::TchError),
+}
+
+/// The `format` metadata value that marks our files.
+const FORMAT: &str = "epaminondas-net-v1";
+
+/// A network with its variables.
+pub struct Network {
+    pub config: NetConfig,
+    pub vs: nn::VarStore,
+    pub model: PolicyValueNet,
+}
+
+impl Network {
+    /// A freshly initialised network. Seeds libtorch's generator first when `seed` is given, so
+    /// runs are reproducible.
+    pub fn new(config: &NetConfig, device: Device, seed: Option<u64>) -> Result<Network, NetError> {
+        config.validate().map_err(NetError::Config)?;
+        if let Some(seed) = seed {
+            tch::manual_seed(seed as i64);
+        }
+        let vs = nn::VarStore::new(device);
+        let model = PolicyValueNet::new(&vs.root(), config);
+        Ok(Network { config: config.clone(), vs, model })
+    }
+
+    pub fn device(&self) -> Device {
+        self.vs.device()
+    }
+
+    /// Writes the weights and config (plus `extra` metadata) as safetensors, atomically: a
+    /// temporary file in the same folder, then a rename, so a crash never leaves half a file
+    /// under the real name.
+    pub fn save(&self, path: &Path, extra: &BTreeMap<String, String>) -> Result<(), NetError> {
+        let variables = self.vs.variables();
+        let mut names: Vec<&String> = variables.keys().collect();
+        names.sort();
+        let mut buffers = Vec::with_capacity(names.len());
+        for name in &names {
+            let tensor = variables[*name].to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
+            let shape: Vec<usize> = tensor.size().iter().map(|&d| d as usize).collect();
+            let values = Vec::<f32>::try_from(&tensor.flatten(0, -1))?;
+            let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            buffers.push((name.to_string(), shape, bytes));
+        }
+        let views: Vec<(String, safetensors::tensor::TensorView)> = buffers
+            .iter()
+            .map(|(name, shape, bytes)| {
+                let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes).expect("shape matches data");
+                (name.clone(), view)
+            })
+            .collect();
+        let mut metadata: std::collections::HashMap<String, String> = extra.clone().into_iter().collect();
+        metadata.insert("format".into(), FORMAT.into());
+        metadata.insert("net_config".into(), serde_json::to_string(&self.config).expect("config serialises"));
+        let bytes = safetensors::tensor::serialize(views, &Some(metadata))
+            .map_err(|e| NetError::Format { path: path.to_path_buf(), problem: e.to_string() })?;
+        crate::util::write_atomically(path, &bytes).map_err(|source| NetError::Io { path: path.to_path_buf(), source })
+    }
+
+    /// Reads a network file: the config from its metadata, then every tensor, checked by name
+    /// and shape. Returns the network and the file's metadata.
+    pub fn load(path: &Path, device: Device) -> Result<(Network, BTreeMap<String, String>), NetError> {
+        let io = |source| NetError::Io { path: path.to_path_buf(), source };
+        let format = |problem: String| NetError::Format { path: path.to_path_buf(), problem };
+        let bytes = std::fs::read(path).map_err(io)?;
+        let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| format(format!("unreadable header ({e:?})")))?;
+        let metadata: BTreeMap<String, String> = header.metadata().clone().unwrap_or_default().into_iter().collect();
+        if metadata.get("format").map(String::as_str) != Some(FORMAT) {
+            return Err(format(format!("its metadata has no format={FORMAT}")));
+        }
+        let config: NetConfig = serde_json::from_str(metadata.get("net_config").ok_or_else(|| format("no net_config in its metadata".into()))?)
+            .map_err(|e| format(format!("bad net_config: {e}")))?;
+        let network = Network::new(&config, device, None)?;
+        let tensors = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| format(format!("unreadable tensors ({e:?})")))?;
+        let variables = network.vs.variables();
+        tch::no_grad(|| -> Result<(), NetError> {
+            for (name, mut variable) in variables {
+                let view = tensors.tensor(&name).map_err(|_| NetError::Missing { path: path.to_path_buf(), name: name.clone() })?;
+                let expected = variable.size();
+                let found = view.shape().to_vec();
+                if view.dtype() != safetensors::Dtype::F32 || found.iter().map(|&d| d as i64).collect::<Vec<_>>() != expected {
+                    return Err(NetError::Shape { path: path.to_path_buf(), name, expected, found });
+                }
+                let values: Vec<f32> = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+                variable.copy_(&Tensor::from_slice(&values).view(expected.as_slice()).to_device(device));
+            }
+            Ok(())
+        })?;
+        Ok((network, metadata))
+    }
+
+    /// A copy of this network's weights in a new network (for a frozen opponent, say).
+    pub fn try_clone(&self) -> Result<Network, NetError> {
+        let mut copy = Network::new(&self.config, self.device(), None)?;
+        copy.vs.copy(&self.vs)?;
+        Ok(copy)
+    }
+
+    /// Policy logits and win/draw/loss probabilities for a batch of encoded inputs
+    /// ([batch, INPUT_PLANES, height, width], row-major in `inputs`), in inference mode.
+    pub fn infer(&self, inputs: &[f32], batch: usize, width: u8, height: u8) -> (Vec<f32>, Vec<f32>) {
+        tch::no_grad(|| {
+            let xs = Tensor::from_slice(inputs).view([batch as i64, INPUT_PLANES as i64, height as i64, width as i64]).to_device(self.device());
+            let (policy, value) = self.model.forward_t(&xs, false);
+            let policy = Vec::<f32>::try_from(&policy.to_device(Device::Cpu).flatten(0, -1)).expect("float policy");
+            let wdl = Vec::<f32>::try_from(&value.softmax(-1, Kind::Float).to_device(Device::Cpu).flatten(0, -1)).expect("float value");
+            (policy, wdl)
+        })
+    }
+}
+
+/// Encodes a batch of positions (all of one board size) into one input buffer, in parallel.
+pub fn encode_batch(positions: &[&crate::game::Position]) -> Vec<f32> {
+    let Some(first) = positions.first() else { return Vec::new() };
+    let size = encode::input_size(first.rules().width, first.rules().height);
+    let mut inputs = vec![0.0f32; positions.len() * size];
+    inputs.par_chunks_mut(size).zip(positions.par_iter()).for_each(|(chunk, position)| encode::encode_position(position, chunk));
+    inputs
+}
+
+/// Softmax of `logits` restricted to `indices` (the legal moves).
+pub fn legal_softmax(logits: &[f32], indices: impl Iterator<Item = usize> + Clone) -> Vec<f32> {
+    let max = indices.clone().map(|i| logits[i]).fold(f32::NEG_INFINITY, f32::max);
+    let exps: Vec<f32> = indices.map(|i| (logits[i] - max).exp()).collect();
+    let total: f32 = exps.iter().sum();
+    exps.into_iter().map(|e| e / total).collect()
+}
+
+impl Evaluator for Network {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        let Some(first) = batch.first() else { return Vec::new() };
+        let (width, height) = (first.position.rules().width, first.position.rules().height);
+        let positions: Vec<&crate::game::Position> = batch.iter().map(|r| &r.position).collect();
+        let inputs = encode_batch(&positions);
+        let (policy, wdl) = self.infer(&inputs, batch.len(), width, height);
+        let policy_size = encode::policy_size(width, height);
+        batch
+            .par_iter()
+            .enumerate()
+            .map(|(i, request)| {
+                let logits = &policy[i * policy_size..(i + 1) * policy_size];
+                let priors = legal_softmax(logits, request.moves.iter().map(|mv| encode::move_index(&request.position, *mv)));
+                Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2] }
+            })
+            .collect()
+    }
+}

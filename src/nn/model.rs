@@ -1,0 +1,157 @@
+//! The residual policy-value network.
+//!
+//! Trunk: a 3x3 input convolution, then residual blocks of two 3x3 convolutions with batch norm;
+//! every other block adds a global-pooling bias (KataGo): the channel means and maxima after its
+//! first convolution pass through a linear layer and are added per channel, letting the whole
+//! board inform every square for the price of a matrix-vector product.
+//! Policy head: 1x1 convolutions to one plane per (direction, distance), over the tail square.
+//! Value head: 1x1 convolution, global mean and max pooling, two linear layers to
+//! win/draw/loss logits. Nothing depends on the board size, so one network can play several.
+//!
+//! Variable names (the `nn::Path`s) are the checkpoint keys: keep them stable.
+
+use crate::encode::{INPUT_PLANES, POLICY_PLANES};
+use serde::{Deserialize, Serialize};
+use tch::nn::{self, ModuleT};
+use tch::{Kind, Tensor};
+
+/// The shape of a network. Stored inside every checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Residual blocks in the trunk.
+    pub blocks: usize,
+    /// Channels of the trunk.
+    pub channels: i64,
+    /// Channels of the policy head's hidden layer.
+    pub policy_channels: i64,
+    /// Channels of the value head's convolution.
+    pub value_channels: i64,
+    /// Width of the value head's hidden linear layer.
+    pub value_hidden: i64,
+}
+
+/// Named sizes, from tests to GPUs. Throughput on the 2-core machine is in the README.
+pub const NAMED_SIZES: [(&str, NetConfig); 5] = [
+    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16 }),
+    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64 }),
+    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128 }),
+    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256 }),
+    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256 }),
+];
+
+impl NetConfig {
+    pub fn named(name: &str) -> Option<NetConfig> {
+        NAMED_SIZES.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone())
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.blocks == 0 || self.blocks > 64 {
+            return Err(format!("blocks must be 1..=64, not {}", self.blocks));
+        }
+        for (name, value) in [("channels", self.channels), ("policy_channels", self.policy_channels), ("value_channels", self.value_channels), ("value_hidden", self.value_hidden)] {
+            if !(1..=1024).contains(&value) {
+                return Err(format!("{name} must be 1..=1024, not {value}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Multiply-adds per square of one forward pass (for FLOP/s figures).
+    pub fn macs_per_square(&self) -> i64 {
+        let c = self.channels;
+        let trunk = INPUT_PLANES as i64 * c * 9 + self.blocks as i64 * 2 * c * c * 9;
+        let policy = c * self.policy_channels + self.policy_channels * POLICY_PLANES as i64;
+        trunk + policy + c * self.value_channels
+    }
+}
+
+/// Conv 3x3 (no bias: batch norm follows) + batch norm.
+#[derive(Debug)]
+struct ConvBn {
+    conv: nn::Conv2D,
+    bn: nn::BatchNorm,
+}
+
+impl ConvBn {
+    fn new(path: &nn::Path, input: i64, output: i64, kernel: i64) -> ConvBn {
+        let config = nn::ConvConfig { padding: kernel / 2, bias: false, ..Default::default() };
+        ConvBn { conv: nn::conv2d(path / "conv", input, output, kernel, config), bn: nn::batch_norm2d(path / "bn", output, Default::default()) }
+    }
+
+    fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
+        self.conv.forward_t(xs, train).apply_t(&self.bn, train)
+    }
+}
+
+/// Channel means and maxima over the board: [B, C, H, W] -> [B, 2C].
+fn global_pool(xs: &Tensor) -> Tensor {
+    let mean = xs.mean_dim([2i64, 3].as_slice(), false, Kind::Float);
+    let max = xs.amax([2i64, 3].as_slice(), false);
+    Tensor::cat(&[mean, max], 1)
+}
+
+#[derive(Debug)]
+struct ResBlock {
+    first: ConvBn,
+    second: ConvBn,
+    pool_bias: Option<nn::Linear>,
+}
+
+impl ResBlock {
+    fn new(path: &nn::Path, channels: i64, global_pooling: bool) -> ResBlock {
+        ResBlock {
+            first: ConvBn::new(&(path / "first"), channels, channels, 3),
+            second: ConvBn::new(&(path / "second"), channels, channels, 3),
+            pool_bias: global_pooling.then(|| nn::linear(path / "pool_bias", 2 * channels, channels, Default::default())),
+        }
+    }
+
+    fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
+        let mut hidden = self.first.forward(xs, train).relu();
+        if let Some(linear) = &self.pool_bias {
+            let bias = global_pool(&hidden).apply(linear);
+            hidden = hidden + bias.unsqueeze(-1).unsqueeze(-1);
+        }
+        (xs + self.second.forward(&hidden, train)).relu()
+    }
+}
+
+/// The network. `forward_t` maps [B, INPUT_PLANES, H, W] to (policy logits [B, POLICY_PLANES*H*W],
+/// win/draw/loss logits [B, 3]) for the side to move.
+#[derive(Debug)]
+pub struct PolicyValueNet {
+    stem: ConvBn,
+    blocks: Vec<ResBlock>,
+    policy_hidden: ConvBn,
+    policy_out: nn::Conv2D,
+    value_conv: ConvBn,
+    value_hidden: nn::Linear,
+    value_out: nn::Linear,
+}
+
+impl PolicyValueNet {
+    pub fn new(path: &nn::Path, config: &NetConfig) -> PolicyValueNet {
+        let c = config.channels;
+        let blocks = (0..config.blocks).map(|i| ResBlock::new(&(path / "trunk" / i), c, i % 2 == 1)).collect();
+        PolicyValueNet {
+            stem: ConvBn::new(&(path / "stem"), INPUT_PLANES as i64, c, 3),
+            blocks,
+            policy_hidden: ConvBn::new(&(path / "policy" / "hidden"), c, config.policy_channels, 1),
+            policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, POLICY_PLANES as i64, 1, Default::default()),
+            value_conv: ConvBn::new(&(path / "value" / "conv"), c, config.value_channels, 1),
+            value_hidden: nn::linear(path / "value" / "hidden", 2 * config.value_channels, config.value_hidden, Default::default()),
+            value_out: nn::linear(path / "value" / "out", config.value_hidden, 3, Default::default()),
+        }
+    }
+
+    pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let mut trunk = self.stem.forward(xs, train).relu();
+        for block in &self.blocks {
+            trunk = block.forward(&trunk, train);
+        }
+        let policy = self.policy_hidden.forward(&trunk, train).relu().apply(&self.policy_out).flatten(1, -1);
+        let value = global_pool(&self.value_conv.forward(&trunk, train).relu()).apply(&self.value_hidden).relu().apply(&self.value_out);
+        (policy, value)
+    }
+}

@@ -1,0 +1,153 @@
+//! Search against positions whose answer the rules decide, with a uniform evaluator (so only the
+//! search's own logic and terminal values can find it), and with a real network for invariants.
+
+use epaminondas::evaluator::{EvalRequest, Evaluator, UniformEvaluator};
+use epaminondas::game::{Color, Move, Position, Status};
+use epaminondas::mcts::{Search, SearchConfig};
+use epaminondas::nn::{model::NetConfig, Network};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+fn pos(text: &str) -> Position {
+    text.parse().unwrap()
+}
+
+/// Whether `mv` wins by force: after it, every reply leaves the mover winning at the start of
+/// its next turn.
+fn wins_in_one(position: &Position, mv: Move) -> bool {
+    let me = position.side_to_move();
+    let after = position.play_unchecked(mv);
+    if let Status::Won { winner, .. } = after.status() {
+        return winner == me;
+    }
+    after.legal_moves().iter().all(|reply| matches!(after.play_unchecked(*reply).status(), Status::Won { winner, .. } if winner == me))
+}
+
+/// Whether `mv` lets the opponent win in one.
+fn hands_over_win(position: &Position, mv: Move) -> bool {
+    let after = position.play_unchecked(mv);
+    after.status() == Status::Ongoing && after.legal_moves().iter().any(|reply| wins_in_one(&after, *reply))
+}
+
+fn search(position: Position, visits: u32, batch: usize) -> Search {
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut search = Search::new(position, SearchConfig::default());
+    search.run(&mut UniformEvaluator, visits, batch, &mut rng);
+    search
+}
+
+#[test]
+fn finds_a_win_in_one() {
+    // White a11 can step onto row 12; Black's lone piece can neither capture it nor reach row 1.
+    let p = pos("14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w");
+    let winning: Vec<Move> = p.legal_moves().into_iter().filter(|m| wins_in_one(&p, *m)).collect();
+    assert!(!winning.is_empty() && winning.len() < p.legal_moves().len());
+    for batch in [1, 8] {
+        let s = search(p, 600, batch);
+        let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+        assert!(winning.contains(&chosen), "batch {batch}: chose {chosen}, winning moves {winning:?}");
+        assert!(s.summary().value > 0.5, "the root value must see the win: {}", s.summary().value);
+    }
+}
+
+#[test]
+fn avoids_handing_over_a_win_in_one() {
+    // Black h2 waits for a gap in g1-h1-i1; most moves of that phalanx open one. White a6 can
+    // wander safely.
+    let p = pos("14/14/14/14/14/14/w13/14/14/14/7b6/6www5 w");
+    let moves = p.legal_moves();
+    let losing = moves.iter().filter(|m| hands_over_win(&p, **m)).count();
+    assert!(losing > 0 && losing < moves.len(), "the position must offer both kinds of move");
+    for batch in [1, 8] {
+        let s = search(p, 3000, batch);
+        let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+        assert!(!hands_over_win(&p, chosen), "batch {batch}: {chosen} lets Black win");
+    }
+}
+
+#[test]
+fn black_to_move_finds_its_win_too() {
+    // The same idea with colours swapped: a sign error for one side only would show here.
+    let p = pos("3b10/14/14/14/7w6/14/14/14/14/14/b13/14 b");
+    let s = search(p, 600, 4);
+    let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+    assert!(wins_in_one(&p, chosen), "chose {chosen}");
+    assert_eq!(p.side_to_move(), Color::Black);
+}
+
+#[test]
+fn network_search_invariants() {
+    let net_config = NetConfig::named("tiny").unwrap();
+    let mut net = Network::new(&net_config, tch::Device::Cpu, Some(3)).unwrap();
+    let start = Position::standard();
+    let moves = start.legal_moves();
+    let evaluation = net.evaluate(&[EvalRequest { position: start, moves: moves.clone() }]).remove(0);
+    assert_eq!(evaluation.priors.len(), moves.len());
+    assert!((evaluation.priors.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    assert!((-1.0..=1.0).contains(&evaluation.value));
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut search = Search::new(start, SearchConfig::default());
+    search.run(&mut net, 200, 16, &mut rng);
+    let summary = search.summary();
+    // The root's own evaluation is one visit; the rest went to the children.
+    assert_eq!(summary.moves.iter().map(|m| m.1).sum::<u32>() + 1, 200);
+    assert_eq!(summary.visits, 200);
+    assert!((summary.moves.iter().map(|m| m.2).sum::<f32>() - 1.0).abs() < 1e-4);
+    assert!((-1.0..=1.0).contains(&summary.value));
+    assert_eq!(search.pending_count(), 0);
+}
+
+#[test]
+fn tree_reuse_keeps_the_subtree() {
+    let mut search = search(Position::standard(), 300, 8);
+    let mv = search.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+    let child_visits = search.summary().moves.iter().find(|m| m.0 == mv).unwrap().1;
+    search.advance(mv);
+    assert_eq!(search.root_position(), &Position::standard().play_unchecked(mv));
+    assert_eq!(search.root_visits(), child_visits, "the reused root keeps the visits below it");
+}
+
+#[test]
+fn finished_root_is_not_searched() {
+    let won = pos("w13/14/14/14/14/14/14/14/14/14/7b6/14 w");
+    assert!(won.side_to_move_has_won());
+    let s = search(won, 50, 4);
+    assert!(s.root_is_terminal());
+    assert_eq!(s.choose_move(0.0, &mut StdRng::seed_from_u64(1)), None);
+}
+
+#[test]
+fn checkpoint_round_trip_and_bad_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("net.safetensors");
+    let config = NetConfig::named("tiny").unwrap();
+    let mut net = Network::new(&config, tch::Device::Cpu, Some(1)).unwrap();
+    let mut extra = std::collections::BTreeMap::new();
+    extra.insert("generation".to_string(), "3".to_string());
+    net.save(&path, &extra).unwrap();
+    let (mut loaded, metadata) = Network::load(&path, tch::Device::Cpu).unwrap();
+    assert_eq!(loaded.config, config);
+    assert_eq!(metadata["generation"], "3");
+    let request = vec![EvalRequest { position: Position::standard(), moves: Position::standard().legal_moves() }];
+    assert_eq!(net.evaluate(&request), loaded.evaluate(&request));
+
+    // Truncated: a clear error naming the file, never a panic.
+    let bytes = std::fs::read(&path).unwrap();
+    let broken = dir.path().join("broken.safetensors");
+    std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
+    let error = Network::load(&broken, tch::Device::Cpu).err().unwrap().to_string();
+    assert!(error.contains("broken.safetensors"), "{error}");
+    // Not ours at all.
+    std::fs::write(&broken, b"hello").unwrap();
+    assert!(Network::load(&broken, tch::Device::Cpu).is_err());
+    // A config that does not match the tensors (same length, so the header stays readable):
+    // the error names the tensor and both shapes.
+    let needle = br#"\"channels\":16"#;
+    let at = bytes.windows(needle.len()).position(|w| w == needle).expect("the stored config");
+    let mut edited = bytes.clone();
+    edited[at + needle.len() - 1] = b'2'; // 16 -> 12
+    let lying = dir.path().join("lying.safetensors");
+    std::fs::write(&lying, &edited).unwrap();
+    let error = Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("has shape") && error.contains("lying.safetensors"), "{error}");
+}
