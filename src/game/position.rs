@@ -5,7 +5,7 @@
 
 use super::bitboard::Bitboard;
 use super::rules::{Geometry, Rules, SymmetryRule, HOME_ROWS};
-use super::square::{Dir, Square};
+use super::square::{Dir, Square, STRIDE};
 use super::zobrist;
 use std::fmt;
 
@@ -447,7 +447,9 @@ impl Position {
     }
 }
 
-/// The left-right mirror of a move (pairs with [`Position::mirrored`]).
+/// The left-right mirror of a move (pairs with [`Position::mirrored`]). Total: a move from off
+/// a `width`-wide board gets some other square rather than a panic, and no position accepts it.
 pub fn mirror_move(mv: Move, width: u8) -> Move {
-    Move::new(Square::new(width - 1 - mv.from.column(), mv.from.row()), mv.dir.mirrored(), mv.distance)
+    let column = width.wrapping_sub(1).wrapping_sub(mv.from.column()) % STRIDE as u8;
+    Move::new(Square::new(column, mv.from.row()), mv.dir.mirrored(), mv.distance)
 }

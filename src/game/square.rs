@@ -52,8 +52,9 @@ impl Square {
     }
 
     /// Parses `a1`..`p16` (column letter, row number from 1), checking it is on a board of the
-    /// given size.
+    /// given size. Sizes past [`MAX_DIM`] count as `MAX_DIM`: the layout has no other squares.
     pub fn parse(text: &str, width: u8, height: u8) -> Option<Square> {
+        let (width, height) = (width.min(MAX_DIM), height.min(MAX_DIM));
         let mut chars = text.chars();
         let letter = chars.next()?;
         if !letter.is_ascii_lowercase() {
