@@ -6,6 +6,11 @@
 //! - [`evaluator`]: the `Evaluator` trait search asks (no libtorch), a uniform one, a cache.
 //! - [`mcts`]: PUCT search over an index arena, gather/apply for batching (no libtorch).
 //! - [`nn`]: the residual network on libtorch, checkpoints (the only module using tch).
+//! - [`replay`]: training samples, the point-of-view flip, the on-disk replay buffer.
+//! - [`selfplay`]: many games in lockstep sharing one network batch.
+//! - [`train`]: losses, optimiser, training steps.
+//! - [`coach`]: the generation loop over a resumable run directory, metrics, observers.
+//! - [`config`]: the TOML training configuration and its validation.
 //! - [`util`]: atomic file writes.
 //! - [`cli`]: the command line, one file per subcommand.
 
@@ -15,4 +20,9 @@ pub mod evaluator;
 pub mod mcts;
 pub mod nn;
 pub mod util;
+pub mod replay;
+pub mod selfplay;
+pub mod train;
+pub mod config;
+pub mod coach;
 pub mod cli;

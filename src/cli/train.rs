@@ -1,0 +1,93 @@
+//! `train`: creates or resumes a run directory and trains, with progress bars on a terminal
+//! and one summary line per generation.
+
+use crate::coach::{MetricsRow, Observer, Run};
+use crate::config::Config;
+use crate::nn::DeviceChoice;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::cell::RefCell;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct TrainArgs {
+    /// Training config (TOML). Needed to start a run; a resumed run uses its stored config.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Run directory: created if new, resumed if it holds a run.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Total generations the run should have when this invocation stops.
+    #[arg(long)]
+    pub generations: Option<u32>,
+    /// Overrides the config's device.
+    #[arg(long, value_enum)]
+    pub device: Option<DeviceChoice>,
+}
+
+/// Progress bars (hidden when stderr is not a terminal) and summary lines.
+struct Progress {
+    bar: RefCell<Option<ProgressBar>>,
+}
+
+impl Progress {
+    fn start(&self, length: usize, label: String) {
+        let bar = ProgressBar::new(length as u64);
+        if !std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        }
+        bar.set_style(ProgressStyle::with_template("{msg:>22} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}").expect("template").progress_chars("=> "));
+        bar.set_message(label);
+        if let Some(old) = self.bar.replace(Some(bar)) {
+            old.finish_and_clear();
+        }
+    }
+
+    fn set(&self, position: usize) {
+        if let Some(bar) = self.bar.borrow().as_ref() {
+            bar.set_position(position as u64);
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn message(&self, text: &str) {
+        eprintln!("{text}");
+    }
+    fn selfplay_started(&self, generation: u32, games: usize) {
+        self.start(games, format!("gen {generation} self-play"));
+    }
+    fn game_finished(&self, done: usize) {
+        self.set(done);
+    }
+    fn training_started(&self, generation: u32, steps: usize) {
+        self.start(steps, format!("gen {generation} training"));
+    }
+    fn training_step(&self, step: usize) {
+        self.set(step);
+    }
+    fn generation_finished(&self, r: &MetricsRow) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        println!(
+            "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}, value acc {:.2}; {:.0} sims/s, {:.0} train samples/s; {:.0} s total",
+            r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.selfplay_sims_per_second, r.train_samples_per_second, r.wall_seconds
+        );
+    }
+}
+
+pub fn train(args: TrainArgs) -> anyhow::Result<()> {
+    let mut config = args.config.as_deref().map(Config::load).transpose()?;
+    if let (Some(config), Some(device)) = (config.as_mut(), args.device) {
+        config.run.device = device;
+    }
+    let mut run = Run::open(&args.run, config)?;
+    if let Some(device) = args.device {
+        run.config.run.device = device;
+    }
+    eprintln!("run {} at generation {} ({} games so far)", args.run.display(), run.state.generation, run.state.total_games);
+    run.train(args.generations, &Progress { bar: RefCell::new(None) })?;
+    Ok(())
+}

@@ -1,0 +1,301 @@
+//! The training loop and its run directory. Self-play, training and checkpoints alternate in
+//! generations; `state.json` is written last in each generation and is the commit point, so a
+//! run killed at any moment resumes from the last finished generation and loses only the one in
+//! progress. Progress is reported through [`Observer`], so no terminal code lives here.
+//!
+//! ```text
+//! RUN/config.toml            the resolved config (what a resume runs with)
+//! RUN/run.json               program version and seed
+//! RUN/state.json             last finished generation and running totals
+//! RUN/metrics.csv            one row per generation
+//! RUN/checkpoints/gen-N.safetensors   the network after generation N (gen-000000: initial)
+//! RUN/replay/gen-N.bin       generation N's training samples
+//! RUN/games/gen-N.txt        generation N's self-play game records
+//! ```
+
+use crate::config::Config;
+use crate::evaluator::CachedEvaluator;
+use crate::nn::{configure_threads, Network, NetError};
+use crate::replay::{self, ReplayBuffer, ReplayError};
+use crate::{selfplay, train};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One row of `metrics.csv`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct MetricsRow {
+    pub generation: u32,
+    pub games: usize,
+    pub positions: usize,
+    pub samples: usize,
+    pub mean_game_length: f64,
+    pub white_wins: usize,
+    pub black_wins: usize,
+    pub draws: usize,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub policy_entropy: f64,
+    pub value_accuracy: f64,
+    pub selfplay_sims_per_second: f64,
+    pub train_samples_per_second: f64,
+    pub train_steps: usize,
+    pub learning_rate: f64,
+    pub window: usize,
+    pub total_games: usize,
+    pub total_positions: usize,
+    pub wall_seconds: f64,
+}
+
+/// Where a run stands; written atomically at the end of every generation.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RunState {
+    pub generation: u32,
+    pub total_games: usize,
+    pub total_positions: usize,
+    pub total_samples: usize,
+    pub wall_seconds: f64,
+}
+
+/// Told about progress; every method does nothing unless overridden.
+pub trait Observer {
+    fn message(&self, _text: &str) {}
+    fn selfplay_started(&self, _generation: u32, _games: usize) {}
+    fn game_finished(&self, _done: usize) {}
+    fn training_started(&self, _generation: u32, _steps: usize) {}
+    fn training_step(&self, _step: usize) {}
+    fn generation_finished(&self, _row: &MetricsRow) {}
+}
+
+/// An observer that says nothing (tests).
+pub struct Silent;
+impl Observer for Silent {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("run directory {dir} was made with an incompatible config: {problem}. Use another --run directory, or the run's own config ({dir}/config.toml)")]
+    Incompatible { dir: PathBuf, problem: String },
+    #[error("{path} is corrupt: {problem}")]
+    Corrupt { path: PathBuf, problem: String },
+    #[error("{dir} is not a run directory and no --config was given to start one")]
+    NoConfig { dir: PathBuf },
+    #[error(transparent)]
+    Net(#[from] NetError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+}
+
+/// A run directory and its loaded state.
+pub struct Run {
+    pub dir: PathBuf,
+    pub config: Config,
+    pub state: RunState,
+    metrics: Vec<MetricsRow>,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io { path: path.to_path_buf(), source }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    crate::util::write_atomically(path, bytes).map_err(io(path))
+}
+
+pub fn checkpoint_path(dir: &Path, generation: u32) -> PathBuf {
+    dir.join("checkpoints").join(format!("gen-{generation:06}.safetensors"))
+}
+
+impl Run {
+    /// Opens `dir`, creating the run from `config` if it holds none; an existing run resumes
+    /// with its stored config (a given config must agree on the rules and network).
+    pub fn open(dir: &Path, config: Option<Config>) -> Result<Run, RunError> {
+        let config_path = dir.join("config.toml");
+        let state_path = dir.join("state.json");
+        if config_path.exists() {
+            let stored = Config::load(&config_path)?;
+            if let Some(given) = &config {
+                if let Some(problem) = given.incompatibility(&stored) {
+                    return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
+                }
+            }
+            // Settings that do not change the game or the network may be changed on resume.
+            let config = config.unwrap_or(stored);
+            if state_path.exists() {
+                let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
+                let state: RunState = serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: state_path.clone(), problem: e.to_string() })?;
+                let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
+                write_file(&config_path, config.to_toml().as_bytes())?;
+                return Ok(Run { dir: dir.to_path_buf(), config, state, metrics });
+            }
+            // Created but not initialised (killed during creation): start it again.
+            return Run::create(dir, config);
+        }
+        let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
+        Run::create(dir, config)
+    }
+
+    fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
+        for sub in ["checkpoints", "replay", "games"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
+        }
+        write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
+        let info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
+        write_file(&dir.join("run.json"), serde_json::to_string_pretty(&info).expect("json").as_bytes())?;
+        let device = config.run.device.resolve()?;
+        let network = Network::new(&config.network.resolve()?, device, Some(config.run.seed))?;
+        network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
+        let run = Run { dir: dir.to_path_buf(), config, state: RunState::default(), metrics: Vec::new() };
+        run.write_state()?;
+        Ok(run)
+    }
+
+    fn write_state(&self) -> Result<(), RunError> {
+        write_file(&self.dir.join("state.json"), serde_json::to_string_pretty(&self.state).expect("json").as_bytes())
+    }
+
+    pub fn metrics(&self) -> &[MetricsRow] {
+        &self.metrics
+    }
+
+    /// Runs generations until `target` generations exist (None: the config's count, or forever).
+    pub fn train(&mut self, target: Option<u32>, observer: &dyn Observer) -> Result<(), RunError> {
+        let config = self.config.clone();
+        let target = target.or(config.run.generations);
+        configure_threads(config.run.threads);
+        // Only the first configuration of rayon's global pool counts; later runs in one process reuse it.
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads).build_global();
+        let device = config.run.device.resolve()?;
+        let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
+        let mut evaluator = CachedEvaluator::new(network, 200_000);
+        let mut buffer = self.load_buffer()?;
+        if target.is_some_and(|t| t <= self.state.generation) {
+            observer.message(&format!("run already has {} generations", self.state.generation));
+        }
+        let started = Instant::now();
+        let wall_before = self.state.wall_seconds;
+        while target.is_none_or(|t| self.state.generation < t) {
+            let generation = self.state.generation + 1;
+            let seed = config.run.seed ^ (generation as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+
+            observer.selfplay_started(generation, config.selfplay.games_per_generation);
+            evaluator.clear(); // the network changed since the last generation
+            let player = format!("self-play:gen-{:06}", generation - 1);
+            let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, seed, &player, &|done| observer.game_finished(done));
+            replay::write_chunk(&self.dir.join("replay"), generation, &output.samples, &config.rules)?;
+            let games_text: String = output.records.iter().map(|r| format!("{r}\n")).collect();
+            write_file(&self.dir.join("games").join(format!("gen-{generation:06}.txt")), games_text.as_bytes())?;
+
+            let new_samples = output.samples.len();
+            buffer.push(generation, output.samples);
+            let total_samples = self.state.total_samples + new_samples;
+            let window = config.replay.window(total_samples);
+            buffer.trim(window);
+            let reuse_cap = (config.replay.max_sample_reuse * new_samples as f64 / config.training.batch_size as f64).ceil() as usize;
+            let steps = config.training.steps_per_generation.min(reuse_cap.max(1));
+            let learning_rate = config.training.learning_rate_at(generation);
+            observer.training_started(generation, steps);
+            let network = evaluator.inner_mut();
+            let mut optimizer = train::optimizer(network, &config.training, learning_rate)?;
+            let mut rng = StdRng::seed_from_u64(seed ^ 0x7472_6169_6e);
+            let stats = train::train(network, &mut optimizer, &buffer, window, steps, &config.training, &mut rng, &|s| observer.training_step(s));
+            network.save(&checkpoint_path(&self.dir, generation), &checkpoint_metadata(&config, generation))?;
+
+            let s = output.stats;
+            self.state = RunState {
+                generation,
+                total_games: self.state.total_games + s.games,
+                total_positions: self.state.total_positions + s.plies,
+                total_samples,
+                wall_seconds: wall_before + started.elapsed().as_secs_f64(),
+            };
+            let row = MetricsRow {
+                generation,
+                games: s.games,
+                positions: s.plies,
+                samples: new_samples,
+                mean_game_length: s.plies as f64 / s.games.max(1) as f64,
+                white_wins: s.white_wins,
+                black_wins: s.black_wins,
+                draws: s.draws,
+                policy_loss: stats.policy_loss,
+                value_loss: stats.value_loss,
+                policy_entropy: stats.policy_entropy,
+                value_accuracy: stats.value_accuracy,
+                selfplay_sims_per_second: s.simulations as f64 / s.seconds.max(1e-9),
+                train_samples_per_second: stats.samples as f64 / stats.seconds.max(1e-9),
+                train_steps: stats.steps,
+                learning_rate,
+                window,
+                total_games: self.state.total_games,
+                total_positions: self.state.total_positions,
+                wall_seconds: self.state.wall_seconds,
+            };
+            self.metrics.push(row.clone());
+            write_metrics(&self.dir.join("metrics.csv"), &self.metrics)?;
+            self.write_state()?; // the commit point
+            observer.generation_finished(&row);
+        }
+        Ok(())
+    }
+
+    /// Reads back the newest chunks that fill the window.
+    fn load_buffer(&self) -> Result<ReplayBuffer, RunError> {
+        let window = self.config.replay.window(self.state.total_samples);
+        let mut chunks = Vec::new();
+        let mut held = 0;
+        for generation in (1..=self.state.generation).rev() {
+            if held >= window {
+                break;
+            }
+            let samples = replay::read_chunk(&self.dir.join("replay"), generation, &self.config.rules)?;
+            held += samples.len();
+            chunks.push((generation, samples));
+        }
+        let mut buffer = ReplayBuffer::default();
+        for (generation, samples) in chunks.into_iter().rev() {
+            buffer.push(generation, samples);
+        }
+        Ok(buffer)
+    }
+}
+
+fn checkpoint_metadata(config: &Config, generation: u32) -> BTreeMap<String, String> {
+    let mut meta = BTreeMap::new();
+    meta.insert("generation".into(), generation.to_string());
+    meta.insert("rules".into(), serde_json::to_string(&config.rules).expect("json"));
+    meta.insert("program_version".into(), env!("CARGO_PKG_VERSION").into());
+    meta
+}
+
+fn write_metrics(path: &Path, rows: &[MetricsRow]) -> Result<(), RunError> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
+    }
+    let bytes = writer.into_inner().map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
+    write_file(path, &bytes)
+}
+
+/// The rows of a metrics file up to `generation` (rows of an unfinished generation are dropped).
+pub fn read_metrics(path: &Path, generation: u32) -> Result<Vec<MetricsRow>, RunError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader = csv::Reader::from_path(path).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
+    let mut rows = Vec::new();
+    for row in reader.deserialize::<MetricsRow>() {
+        let row = row.map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
+        if row.generation <= generation {
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,223 @@
+//! The training configuration: one TOML file, every section a serde struct that rejects unknown
+//! keys, checked by `validate` before anything runs.
+
+use crate::game::Rules;
+use crate::mcts::SearchConfig;
+use crate::nn::model::NetConfig;
+use crate::nn::DeviceChoice;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub run: RunConfig,
+    #[serde(default)]
+    pub rules: Rules,
+    pub network: NetworkConfig,
+    #[serde(default)]
+    pub search: SearchConfig,
+    pub selfplay: SelfPlayConfig,
+    pub replay: ReplayConfig,
+    pub training: TrainingConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunConfig {
+    /// Generations to run in total; absent: until stopped.
+    pub generations: Option<u32>,
+    /// Seeds the network initialisation and every game.
+    pub seed: u64,
+    /// Worker threads for tree work and libtorch.
+    pub threads: usize,
+    pub device: DeviceChoice,
+}
+
+/// A named size, or an explicit shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// One of tiny, small, medium, large, huge; overridden field by field by the keys below.
+    pub size: Option<String>,
+    pub blocks: Option<usize>,
+    pub channels: Option<i64>,
+}
+
+impl NetworkConfig {
+    pub fn resolve(&self) -> Result<NetConfig, ConfigError> {
+        let mut net = match &self.size {
+            Some(name) => NetConfig::named(name).ok_or_else(|| ConfigError::Invalid(format!("network.size {name:?} is not one of tiny, small, medium, large, huge")))?,
+            None => NetConfig::named("small").expect("small exists"),
+        };
+        if let Some(blocks) = self.blocks {
+            net.blocks = blocks;
+        }
+        if let Some(channels) = self.channels {
+            net.channels = channels;
+        }
+        net.validate().map_err(|e| ConfigError::Invalid(format!("network: {e}")))?;
+        Ok(net)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SelfPlayConfig {
+    /// Games finished per generation.
+    pub games_per_generation: usize,
+    /// Games played in lockstep; their leaves share one network batch.
+    pub parallel_games: usize,
+    /// Leaves gathered from each game per round (virtual loss spreads them).
+    pub leaves_per_game: usize,
+    /// Playout cap randomisation (KataGo): this share of moves get a full search with root noise
+    /// and become policy targets; the rest get a fast search and are not recorded.
+    pub full_search_probability: f64,
+    pub full_visits: u32,
+    pub fast_visits: u32,
+    /// Move choice temperature for the first `temperature_plies` plies, then `temperature_end`.
+    pub temperature_start: f32,
+    pub temperature_end: f32,
+    pub temperature_plies: u16,
+    /// Up to this many uniformly random opening plies (drawn per game) for variety.
+    pub random_opening_plies: u16,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// The window never shrinks below this many positions (until that many exist).
+    pub min_window: usize,
+    /// Nor grows beyond this many.
+    pub max_window: usize,
+    /// Between the two the window grows as min_window * (total / min_window)^exponent
+    /// (KataGo's power-law window, scaled down).
+    pub window_exponent: f64,
+    /// Each generation trains on at most this many samples per new position (the cap on how
+    /// often a sample is trained on, on average).
+    pub max_sample_reuse: f64,
+}
+
+impl ReplayConfig {
+    /// Positions in the window after `total` positions have been generated.
+    pub fn window(&self, total: usize) -> usize {
+        if total <= self.min_window {
+            return total;
+        }
+        let grown = self.min_window as f64 * (total as f64 / self.min_window as f64).powf(self.window_exponent);
+        (grown as usize).clamp(self.min_window, self.max_window).min(total)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptimizerKind {
+    Sgd,
+    AdamW,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingConfig {
+    pub batch_size: usize,
+    /// Optimiser steps per generation (fewer when `max_sample_reuse` caps them).
+    pub steps_per_generation: usize,
+    pub optimizer: OptimizerKind,
+    /// SGD momentum (ignored by AdamW).
+    pub momentum: f64,
+    pub weight_decay: f64,
+    /// Learning rate by generation: [[from_generation, rate], ...], sorted.
+    pub learning_rate: Vec<(u32, f64)>,
+    /// Weight of the value loss against the policy loss.
+    pub value_loss_weight: f64,
+    /// Gradient norm clip.
+    pub max_grad_norm: f64,
+    /// Mirror each training sample left-right with probability 1/2.
+    pub mirror_augmentation: bool,
+}
+
+impl TrainingConfig {
+    pub fn learning_rate_at(&self, generation: u32) -> f64 {
+        self.learning_rate.iter().take_while(|(from, _)| *from <= generation).last().map_or(self.learning_rate[0].1, |(_, lr)| *lr)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("config {path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("invalid config: {0}")]
+    Invalid(String),
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates; `origin` names the source in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("config serialises")
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |m: String| Err(ConfigError::Invalid(m));
+        self.rules.validate().map_err(|e| ConfigError::Invalid(format!("rules: {e}")))?;
+        if self.rules.ply_cap.is_none() {
+            return invalid("rules.ply_cap must be set for training: self-play games must end".into());
+        }
+        self.network.resolve()?;
+        self.search.validate().map_err(|e| ConfigError::Invalid(format!("search: {e}")))?;
+        if self.run.threads == 0 || self.run.threads > 256 {
+            return invalid(format!("run.threads must be 1..=256, not {}", self.run.threads));
+        }
+        let s = &self.selfplay;
+        if s.games_per_generation == 0 || s.parallel_games == 0 || s.leaves_per_game == 0 {
+            return invalid("selfplay.games_per_generation, parallel_games and leaves_per_game must be at least 1".into());
+        }
+        if !(0.0..=1.0).contains(&s.full_search_probability) || s.full_search_probability == 0.0 {
+            return invalid(format!("selfplay.full_search_probability must be in (0, 1], not {}", s.full_search_probability));
+        }
+        if s.full_visits < 2 || s.fast_visits < 1 || s.fast_visits > s.full_visits {
+            return invalid(format!("selfplay visits: need full_visits >= 2 and 1 <= fast_visits <= full_visits (got {} and {})", s.full_visits, s.fast_visits));
+        }
+        if s.temperature_start < 0.0 || s.temperature_end < 0.0 {
+            return invalid("selfplay temperatures must be >= 0".into());
+        }
+        let r = &self.replay;
+        if r.min_window == 0 || r.max_window < r.min_window || !(0.0..=1.0).contains(&r.window_exponent) || r.max_sample_reuse <= 0.0 {
+            return invalid("replay: need 0 < min_window <= max_window, window_exponent in [0, 1], max_sample_reuse > 0".into());
+        }
+        let t = &self.training;
+        if t.batch_size == 0 || t.steps_per_generation == 0 {
+            return invalid("training.batch_size and steps_per_generation must be at least 1".into());
+        }
+        if t.learning_rate.is_empty() || t.learning_rate.iter().any(|(_, lr)| !(*lr > 0.0 && lr.is_finite())) || t.learning_rate.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return invalid("training.learning_rate must be a non-empty list of [generation, rate] with rates > 0 and generations increasing".into());
+        }
+        if t.weight_decay < 0.0 || t.value_loss_weight < 0.0 || t.max_grad_norm <= 0.0 {
+            return invalid("training: weight_decay and value_loss_weight must be >= 0, max_grad_norm > 0".into());
+        }
+        Ok(())
+    }
+
+    /// What must not change when a run is resumed: the game and the network's shape.
+    pub fn incompatibility(&self, stored: &Config) -> Option<String> {
+        if self.rules != stored.rules {
+            return Some(format!("[rules] differ: the run has {}, this config {}", stored.rules, self.rules));
+        }
+        if self.network.resolve().ok() != stored.network.resolve().ok() {
+            return Some("[network] differs from the run's network".into());
+        }
+        None
+    }
+}

@@ -1,0 +1,208 @@
+//! Training samples and the replay buffer on disk.
+//!
+//! Each generation's samples are one chunk file `replay/gen-NNNNNN.bin`, written atomically;
+//! the buffer is the most recent chunks that fill the window. Chunk layout (little endian):
+//! `EPAMREP1`, width u8, height u8, count u32, then per sample: white and black bitboards
+//! (4 x u64 each), side u8, ply u16, outcome i8 (for the side to move), move count u16, then
+//! (policy index u16, probability f32) per move.
+
+use crate::encode;
+use crate::game::{Bitboard, Color, Position, RecordResult, Rules};
+use rand::Rng;
+use std::path::{Path, PathBuf};
+
+/// One position from self-play with its training targets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub position: Position,
+    /// Search visit shares over the legal moves, as (policy index, probability).
+    pub policy: Vec<(u16, f32)>,
+    /// The game's result for the side to move here: +1 won, 0 drawn, -1 lost.
+    pub outcome: i8,
+}
+
+/// The result of a game from the view of `side`. The one place where a result becomes a value
+/// target: a sign error here would teach every position backwards.
+pub fn outcome_for(result: RecordResult, side: Color) -> i8 {
+    match (result, side) {
+        (RecordResult::WhiteWins, Color::White) | (RecordResult::BlackWins, Color::Black) => 1,
+        (RecordResult::WhiteWins, Color::Black) | (RecordResult::BlackWins, Color::White) => -1,
+        (RecordResult::Draw, _) | (RecordResult::Unfinished, _) => 0,
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is corrupt: {problem}")]
+    Corrupt { path: PathBuf, problem: String },
+}
+
+const MAGIC: &[u8; 8] = b"EPAMREP1";
+
+pub fn encode_chunk(samples: &[Sample], rules: &Rules) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + samples.len() * 200);
+    out.extend_from_slice(MAGIC);
+    out.push(rules.width);
+    out.push(rules.height);
+    out.extend_from_slice(&(samples.len() as u32).to_le_bytes());
+    for sample in samples {
+        for color in Color::BOTH {
+            for limb in sample.position.pieces(color).0 {
+                out.extend_from_slice(&limb.to_le_bytes());
+            }
+        }
+        out.push(sample.position.side_to_move().index() as u8);
+        out.extend_from_slice(&sample.position.ply().to_le_bytes());
+        out.push(sample.outcome as u8);
+        out.extend_from_slice(&(sample.policy.len() as u16).to_le_bytes());
+        for (index, p) in &sample.policy {
+            out.extend_from_slice(&index.to_le_bytes());
+            out.extend_from_slice(&p.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// A cursor over a chunk's bytes that turns running out into a `Corrupt` error.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    path: &'a Path,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], ReplayError> {
+        let slice = self.bytes.get(self.at..self.at + n).ok_or_else(|| ReplayError::Corrupt { path: self.path.to_path_buf(), problem: format!("truncated at byte {}", self.at) })?;
+        self.at += n;
+        Ok(slice)
+    }
+    fn u8(&mut self) -> Result<u8, ReplayError> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Result<u16, ReplayError> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+    }
+    fn u32(&mut self) -> Result<u32, ReplayError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Result<u64, ReplayError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    fn f32(&mut self) -> Result<f32, ReplayError> {
+        Ok(f32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+}
+
+pub fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>, ReplayError> {
+    let corrupt = |problem: String| ReplayError::Corrupt { path: path.to_path_buf(), problem };
+    let mut r = Reader { bytes, at: 0, path };
+    if r.take(8)? != MAGIC {
+        return Err(corrupt("not a replay chunk (bad magic)".into()));
+    }
+    let (width, height) = (r.u8()?, r.u8()?);
+    if (width, height) != (rules.width, rules.height) {
+        return Err(corrupt(format!("made for a {width}x{height} board, the run plays {}x{}", rules.width, rules.height)));
+    }
+    let count = r.u32()? as usize;
+    let policy_size = encode::policy_size(width, height);
+    let mut samples = Vec::with_capacity(count.min(1 << 20));
+    for i in 0..count {
+        let mut pieces = [Bitboard::EMPTY; 2];
+        for bits in &mut pieces {
+            for limb in 0..4 {
+                bits.0[limb] = r.u64()?;
+            }
+        }
+        let side = match r.u8()? {
+            0 => Color::White,
+            1 => Color::Black,
+            other => return Err(corrupt(format!("sample {i}: side {other}"))),
+        };
+        let ply = r.u16()?;
+        let position = Position::from_parts(*rules, pieces[0], pieces[1], side, ply).map_err(|e| corrupt(format!("sample {i}: {e}")))?;
+        let outcome = r.u8()? as i8;
+        if !(-1..=1).contains(&outcome) {
+            return Err(corrupt(format!("sample {i}: outcome {outcome}")));
+        }
+        let moves = r.u16()? as usize;
+        let mut policy = Vec::with_capacity(moves);
+        for _ in 0..moves {
+            let index = r.u16()?;
+            let p = r.f32()?;
+            if index as usize >= policy_size || !(0.0..=1.0 + 1e-4).contains(&p) {
+                return Err(corrupt(format!("sample {i}: policy entry ({index}, {p}) out of range")));
+            }
+            policy.push((index, p));
+        }
+        samples.push(Sample { position, policy, outcome });
+    }
+    if r.at != bytes.len() {
+        return Err(corrupt(format!("{} bytes after the last sample", bytes.len() - r.at)));
+    }
+    Ok(samples)
+}
+
+/// Path of a generation's chunk.
+pub fn chunk_path(dir: &Path, generation: u32) -> PathBuf {
+    dir.join(format!("gen-{generation:06}.bin"))
+}
+
+pub fn write_chunk(dir: &Path, generation: u32, samples: &[Sample], rules: &Rules) -> Result<(), ReplayError> {
+    let path = chunk_path(dir, generation);
+    crate::util::write_atomically(&path, &encode_chunk(samples, rules)).map_err(|source| ReplayError::Io { path, source })
+}
+
+pub fn read_chunk(dir: &Path, generation: u32, rules: &Rules) -> Result<Vec<Sample>, ReplayError> {
+    let path = chunk_path(dir, generation);
+    let bytes = std::fs::read(&path).map_err(|source| ReplayError::Io { path: path.clone(), source })?;
+    decode_chunk(&bytes, rules, &path)
+}
+
+/// The samples in memory: the newest chunks, trimmed to the window.
+#[derive(Default)]
+pub struct ReplayBuffer {
+    /// (generation, samples), oldest first.
+    chunks: Vec<(u32, Vec<Sample>)>,
+}
+
+impl ReplayBuffer {
+    pub fn push(&mut self, generation: u32, samples: Vec<Sample>) {
+        self.chunks.push((generation, samples));
+    }
+
+    pub fn len(&self) -> usize {
+        self.chunks.iter().map(|(_, s)| s.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops whole old chunks while the rest still fills `window` positions.
+    pub fn trim(&mut self, window: usize) {
+        while self.chunks.len() > 1 && self.len() - self.chunks[0].1.len() >= window {
+            self.chunks.remove(0);
+        }
+    }
+
+    /// Generations held, oldest first.
+    pub fn generations(&self) -> Vec<u32> {
+        self.chunks.iter().map(|(g, _)| *g).collect()
+    }
+
+    /// A uniform draw from the newest `window` positions.
+    pub fn sample<'a>(&'a self, window: usize, rng: &mut impl Rng) -> &'a Sample {
+        let total = self.len();
+        let window = window.clamp(1, total);
+        let mut index = total - window + rng.random_range(0..window);
+        for (_, samples) in &self.chunks {
+            if index < samples.len() {
+                return &samples[index];
+            }
+            index -= samples.len();
+        }
+        unreachable!("index within the buffer")
+    }
+}

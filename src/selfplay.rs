@@ -1,0 +1,200 @@
+//! Self-play: many games in lockstep. Each round every game that needs thinking gathers a few
+//! leaves (rayon spreads the tree work), all leaves go to the network in one batch, and the
+//! results are applied in parallel. A finished game is replaced at once so the batch stays full.
+
+use crate::config::SelfPlayConfig;
+use crate::encode;
+use crate::evaluator::{EvalRequest, Evaluator};
+use crate::game::{GameRecord, Move, Position, RecordResult, Rules};
+use crate::mcts::{Gathered, LeafToken, Search, SearchConfig};
+use crate::replay::{outcome_for, Sample};
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// What a generation of self-play produced.
+#[derive(Default)]
+pub struct SelfPlayOutput {
+    pub samples: Vec<Sample>,
+    pub records: Vec<GameRecord>,
+    pub stats: SelfPlayStats,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SelfPlayStats {
+    pub games: usize,
+    /// Plies played (every move, recorded or not).
+    pub plies: usize,
+    pub white_wins: usize,
+    pub black_wins: usize,
+    pub draws: usize,
+    /// Search simulations (network leaves and terminal visits).
+    pub simulations: u64,
+    pub seconds: f64,
+}
+
+struct Game {
+    search: Search,
+    rng: StdRng,
+    start: Position,
+    moves: Vec<Move>,
+    /// Positions with their search targets, waiting for the game's result.
+    targets: Vec<(Position, Vec<(u16, f32)>)>,
+    /// Whether the current move gets a full search (recorded) or a fast one.
+    full: bool,
+    opening_plies: u16,
+    simulations: u64,
+}
+
+impl Game {
+    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, seed: u64) -> Game {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let start = Position::start(rules).expect("validated rules");
+        let opening_plies = rng.random_range(0..=config.random_opening_plies);
+        let mut game = Game { search: Search::new(start, search_config.clone()), rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, simulations: 0 };
+        game.pick_search_kind(config);
+        game
+    }
+
+    fn position(&self) -> &Position {
+        self.search.root_position()
+    }
+
+    fn pick_search_kind(&mut self, config: &SelfPlayConfig) {
+        self.full = self.rng.random_bool(config.full_search_probability);
+        let full = self.full;
+        self.search.set_noise(full, &mut self.rng);
+    }
+
+    fn play(&mut self, mv: Move, config: &SelfPlayConfig) {
+        self.moves.push(mv);
+        self.search.advance(mv);
+        self.pick_search_kind(config);
+    }
+
+    /// Plays every move that needs no more search; stops when the game needs simulations or
+    /// is over (then returns true).
+    fn advance(&mut self, config: &SelfPlayConfig) -> bool {
+        loop {
+            if self.search.root_is_terminal() {
+                return true;
+            }
+            if (self.moves.len() as u16) < self.opening_plies {
+                let moves = self.position().legal_moves();
+                let mv = *moves.choose(&mut self.rng).expect("a position that is not terminal has moves");
+                self.play(mv, config);
+                continue;
+            }
+            let target = if self.full { config.full_visits } else { config.fast_visits };
+            if self.search.root_visits() < target {
+                return false;
+            }
+            let position = *self.position();
+            if self.full {
+                let summary = self.search.summary();
+                let total: u32 = summary.moves.iter().map(|m| m.1).sum();
+                let policy = summary
+                    .moves
+                    .iter()
+                    .filter(|m| m.1 > 0)
+                    .map(|m| (encode::move_index(&position, m.0) as u16, m.1 as f32 / total.max(1) as f32))
+                    .collect();
+                self.targets.push((position, policy));
+            }
+            let temperature = if position.ply() < config.temperature_plies { config.temperature_start } else { config.temperature_end };
+            let mv = self.search.choose_move(temperature, &mut self.rng).expect("an expanded root has moves");
+            self.play(mv, config);
+        }
+    }
+
+    fn gather(&mut self, leaves: usize) -> Vec<(LeafToken, EvalRequest)> {
+        let mut out = Vec::with_capacity(leaves);
+        for _ in 0..leaves {
+            match self.search.gather() {
+                Gathered::Leaf { token, request } => out.push((token, request)),
+                Gathered::Terminal => self.simulations += 1,
+                Gathered::Collision => break,
+            }
+        }
+        self.simulations += out.len() as u64;
+        out
+    }
+
+    fn finish(self, white: &str, black: &str) -> (GameRecord, Vec<Sample>) {
+        let record = GameRecord::new(white, black, self.start, self.moves);
+        let samples = self
+            .targets
+            .into_iter()
+            .map(|(position, policy)| Sample { outcome: outcome_for(record.result, position.side_to_move()), position, policy })
+            .collect();
+        (record, samples)
+    }
+}
+
+/// Plays `config.games_per_generation` games with `evaluator` guiding every search.
+/// `seed` fixes every game's randomness; `on_game` is told how many games are done.
+pub fn play_games(
+    evaluator: &mut dyn Evaluator,
+    rules: Rules,
+    search: &SearchConfig,
+    config: &SelfPlayConfig,
+    seed: u64,
+    player_name: &str,
+    on_game: &dyn Fn(usize),
+) -> SelfPlayOutput {
+    let started_at = Instant::now();
+    let total = config.games_per_generation;
+    let new_game = |index: usize| Game::new(rules, search, config, seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut games: Vec<Game> = (0..config.parallel_games.min(total)).map(new_game).collect();
+    let mut started = games.len();
+    let mut output = SelfPlayOutput::default();
+    while !games.is_empty() {
+        let finished: Vec<bool> = games.par_iter_mut().map(|g| g.advance(config)).collect();
+        // Replace finished games (in place, so the batch stays full).
+        for i in (0..games.len()).rev() {
+            if !finished[i] {
+                continue;
+            }
+            let game = if started < total {
+                started += 1;
+                let mut fresh = new_game(started - 1);
+                std::mem::swap(&mut games[i], &mut fresh);
+                fresh
+            } else {
+                games.swap_remove(i)
+            };
+            output.stats.simulations += game.simulations;
+            let (record, samples) = game.finish(player_name, player_name);
+            output.stats.plies += record.moves.len();
+            match record.result {
+                RecordResult::WhiteWins => output.stats.white_wins += 1,
+                RecordResult::BlackWins => output.stats.black_wins += 1,
+                _ => output.stats.draws += 1,
+            }
+            output.records.push(record);
+            output.samples.extend(samples);
+            output.stats.games += 1;
+            on_game(output.stats.games);
+        }
+        if games.iter().all(|g| g.search.root_is_terminal()) {
+            continue; // fresh games may need advancing before they can search
+        }
+        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games.par_iter_mut().map(|g| if g.search.root_is_terminal() { Vec::new() } else { g.gather(config.leaves_per_game) }).collect();
+        let requests: Vec<EvalRequest> = gathered.iter().flatten().map(|(_, r)| r.clone()).collect();
+        if requests.is_empty() {
+            continue;
+        }
+        let mut evaluations = evaluator.evaluate(&requests).into_iter();
+        let per_game: Vec<Vec<_>> = gathered.into_iter().map(|leaves| leaves.into_iter().map(|(t, r)| (t, r, evaluations.next().expect("one evaluation per request"))).collect()).collect();
+        games.par_iter_mut().zip(per_game).for_each(|(game, leaves)| {
+            for (token, request, evaluation) in leaves {
+                let Game { search, rng, .. } = game;
+                search.apply(token, request, evaluation, rng);
+            }
+        });
+    }
+    output.stats.seconds = started_at.elapsed().as_secs_f64();
+    output
+}

@@ -1,0 +1,122 @@
+//! Training steps: batches drawn from the replay window, policy cross-entropy plus win/draw/loss
+//! cross-entropy, the optimiser with weight decay and gradient clipping.
+
+use crate::config::{OptimizerKind, TrainingConfig};
+use crate::encode;
+use crate::nn::{encode_batch, Network, NetError};
+use crate::replay::{ReplayBuffer, Sample};
+use rand::Rng;
+use std::time::Instant;
+use tch::{nn, nn::OptimizerConfig, Kind, Tensor};
+
+/// Averages over one generation's training.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrainStats {
+    pub steps: usize,
+    pub samples: usize,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    /// Entropy of the network's policy on the training positions (nats).
+    pub policy_entropy: f64,
+    /// How often the most likely of win/draw/loss was the actual result.
+    pub value_accuracy: f64,
+    pub seconds: f64,
+}
+
+pub fn optimizer(network: &Network, config: &TrainingConfig, learning_rate: f64) -> Result<nn::Optimizer, NetError> {
+    Ok(match config.optimizer {
+        OptimizerKind::Sgd => nn::Sgd { momentum: config.momentum, dampening: 0.0, wd: config.weight_decay, nesterov: config.momentum > 0.0 }.build(&network.vs, learning_rate)?,
+        OptimizerKind::AdamW => nn::adamw(0.9, 0.999, config.weight_decay).build(&network.vs, learning_rate)?,
+    })
+}
+
+/// A batch as tensors: inputs, dense policy targets, value classes (0 win, 1 draw, 2 loss).
+pub struct Batch {
+    pub inputs: Tensor,
+    pub policy: Tensor,
+    pub value_class: Tensor,
+}
+
+/// Builds a batch from samples, mirroring each left-right when `mirror` says so.
+pub fn make_batch(samples: &[&Sample], mirror: &[bool], device: tch::Device) -> Batch {
+    let first = &samples[0].position;
+    let (width, height) = (first.rules().width, first.rules().height);
+    let positions: Vec<_> = samples.iter().zip(mirror).map(|(s, &m)| if m { s.position.mirrored() } else { s.position }).collect();
+    let refs: Vec<_> = positions.iter().collect();
+    let inputs = encode_batch(&refs);
+    let policy_size = encode::policy_size(width, height);
+    let mut policy = vec![0.0f32; samples.len() * policy_size];
+    for (i, (sample, &m)) in samples.iter().zip(mirror).enumerate() {
+        for &(index, p) in &sample.policy {
+            let index = if m { encode::mirror_index(index as usize, width, height) } else { index as usize };
+            policy[i * policy_size + index] = p;
+        }
+    }
+    let value_class: Vec<i64> = samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
+    let b = samples.len() as i64;
+    Batch {
+        inputs: Tensor::from_slice(&inputs).view([b, encode::INPUT_PLANES as i64, height as i64, width as i64]).to_device(device),
+        policy: Tensor::from_slice(&policy).view([b, policy_size as i64]).to_device(device),
+        value_class: Tensor::from_slice(&value_class).to_device(device),
+    }
+}
+
+/// Losses of `network` on a batch: (total, policy, value, entropy, accuracy).
+pub fn losses(network: &Network, batch: &Batch, value_weight: f64, train: bool) -> (Tensor, f64, f64, f64, f64) {
+    let (logits, wdl) = network.model.forward_t(&batch.inputs, train);
+    let log_policy = logits.log_softmax(-1, Kind::Float);
+    let policy_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
+    let value_loss = wdl.cross_entropy_for_logits(&batch.value_class);
+    let entropy = -(log_policy.exp() * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
+    let accuracy = wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
+    let total = &policy_loss + value_weight * &value_loss;
+    (total, policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]), accuracy.double_value(&[]))
+}
+
+/// `steps` optimiser steps on batches from the newest `window` positions of `buffer`.
+pub fn train(
+    network: &Network,
+    optimizer: &mut nn::Optimizer,
+    buffer: &ReplayBuffer,
+    window: usize,
+    steps: usize,
+    config: &TrainingConfig,
+    rng: &mut impl Rng,
+    on_step: &dyn Fn(usize),
+) -> TrainStats {
+    let started = Instant::now();
+    let mut stats = TrainStats::default();
+    if buffer.is_empty() {
+        return stats;
+    }
+    for step in 0..steps {
+        let samples: Vec<&Sample> = (0..config.batch_size).map(|_| buffer.sample(window, rng)).collect();
+        let mirror: Vec<bool> = samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
+        let batch = make_batch(&samples, &mirror, network.device());
+        let (loss, policy, value, entropy, accuracy) = losses(network, &batch, config.value_loss_weight, true);
+        optimizer.zero_grad();
+        loss.backward();
+        optimizer.clip_grad_norm(config.max_grad_norm);
+        optimizer.step();
+        stats.steps += 1;
+        stats.samples += samples.len();
+        stats.policy_loss += policy;
+        stats.value_loss += value;
+        stats.policy_entropy += entropy;
+        stats.value_accuracy += accuracy;
+        on_step(step + 1);
+    }
+    let n = stats.steps.max(1) as f64;
+    stats.policy_loss /= n;
+    stats.value_loss /= n;
+    stats.policy_entropy /= n;
+    stats.value_accuracy /= n;
+    stats.seconds = started.elapsed().as_secs_f64();
+    stats
+}
+
+/// The mirror of a sample (for tests and tools): position, and policy indices.
+pub fn mirror_sample(sample: &Sample) -> Sample {
+    let (w, h) = (sample.position.rules().width, sample.position.rules().height);
+    Sample { position: sample.position.mirrored(), policy: sample.policy.iter().map(|&(i, p)| (encode::mirror_index(i as usize, w, h) as u16, p)).collect(), outcome: sample.outcome }
+}

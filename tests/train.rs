@@ -1,0 +1,172 @@
+//! The training loop end to end on configs/smoke.toml, and its failure modes.
+
+use epaminondas::coach::{checkpoint_path, Run, Silent};
+use epaminondas::config::Config;
+use epaminondas::game::{Color, GameRecord, Position, RecordResult};
+use epaminondas::nn::{model::NetConfig, Network};
+use epaminondas::replay::{outcome_for, ReplayBuffer, Sample};
+use epaminondas::train;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::path::Path;
+use std::process::Command;
+
+fn smoke() -> Config {
+    Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))).unwrap()
+}
+
+fn metrics_generations(dir: &Path) -> Vec<u32> {
+    epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).unwrap().iter().map(|r| r.generation).collect()
+}
+
+#[test]
+fn generations_add_up_across_invocations() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut run = Run::open(&run_dir, Some(smoke())).unwrap();
+    run.train(Some(1), &Silent).unwrap();
+    assert_eq!(metrics_generations(&run_dir), [1]);
+    // `--generations 2` on the same directory means two in total, not two more.
+    let mut run = Run::open(&run_dir, None).unwrap();
+    assert_eq!(run.state.generation, 1);
+    run.train(Some(2), &Silent).unwrap();
+    assert_eq!(metrics_generations(&run_dir), [1, 2]);
+    for g in 0..=2 {
+        assert!(checkpoint_path(&run_dir, g).exists(), "checkpoint {g}");
+    }
+    for g in 1..=2 {
+        assert!(run_dir.join(format!("replay/gen-{g:06}.bin")).exists());
+        let games = std::fs::read_to_string(run_dir.join(format!("games/gen-{g:06}.txt"))).unwrap();
+        let records = GameRecord::parse_all(&games).unwrap();
+        assert_eq!(records.len(), 4, "every game is saved and replays");
+    }
+    assert!(run_dir.join("config.toml").exists() && run_dir.join("run.json").exists());
+    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["generation"], 2);
+    assert_eq!(state["total_games"], 8);
+}
+
+/// Kill the real program in the middle of a run, then resume: what was saved is intact and the
+/// run continues from its last finished generation.
+#[test]
+fn killed_run_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let binary = env!("CARGO_BIN_EXE_epaminondas");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
+    let mut child = Command::new(binary).args(["train", "--config", config, "--run"]).arg(&run_dir).args(["--generations", "50"]).spawn().unwrap();
+    // Wait until at least one generation is done, then kill without warning.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while metrics_generations_safe(&run_dir) < 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done = Run::open(&run_dir, None).unwrap().state.generation;
+    assert!(done >= 1, "at least one generation finished before the kill");
+    assert_eq!(metrics_generations(&run_dir), (1..=done).collect::<Vec<_>>());
+    let status = Command::new(binary).args(["train", "--run"]).arg(&run_dir).args(["--generations"]).arg((done + 1).to_string()).status().unwrap();
+    assert!(status.success());
+    assert_eq!(metrics_generations(&run_dir), (1..=done + 1).collect::<Vec<_>>(), "exactly one more row");
+}
+
+fn metrics_generations_safe(dir: &Path) -> usize {
+    epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).map(|r| r.len()).unwrap_or(0)
+}
+
+#[test]
+fn bad_configs_are_named() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")).unwrap();
+    let unknown = text.replace("[training]", "[training]\nlearnin_rate = 3");
+    let error = Config::parse(&unknown, "x.toml").unwrap_err().to_string();
+    assert!(error.contains("learnin_rate") && error.contains("x.toml"), "{error}");
+    let range = text.replace("full_search_probability = 0.5", "full_search_probability = 1.5");
+    assert!(Config::parse(&range, "x.toml").unwrap_err().to_string().contains("full_search_probability"));
+    let size = text.replace("size = \"tiny\"", "size = \"enormous\"");
+    assert!(Config::parse(&size, "x.toml").unwrap_err().to_string().contains("enormous"));
+    let board = text.replace("width = 14", "width = 40");
+    assert!(Config::parse(&board, "x.toml").unwrap_err().to_string().contains("40x12"));
+    // The shipped default config is valid.
+    Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml"))).unwrap();
+}
+
+#[test]
+fn broken_runs_fail_clearly_and_touch_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    Run::open(&run_dir, Some(smoke())).unwrap().train(Some(1), &Silent).unwrap();
+    let state_before = std::fs::read(run_dir.join("state.json")).unwrap();
+
+    // Another board size: incompatible.
+    let mut other = smoke();
+    other.rules.width = 10;
+    let error = Run::open(&run_dir, Some(other)).err().unwrap().to_string();
+    assert!(error.contains("incompatible") && error.contains("rules"), "{error}");
+
+    // A corrupt checkpoint: named, and the run is left as it was.
+    let checkpoint = checkpoint_path(&run_dir, 1);
+    let good = std::fs::read(&checkpoint).unwrap();
+    std::fs::write(&checkpoint, &good[..good.len() / 3]).unwrap();
+    let error = Run::open(&run_dir, None).unwrap().train(Some(2), &Silent).unwrap_err().to_string();
+    assert!(error.contains("gen-000001.safetensors"), "{error}");
+    std::fs::write(&checkpoint, &good).unwrap();
+
+    // A corrupt replay chunk: named too.
+    let chunk = run_dir.join("replay/gen-000001.bin");
+    let good_chunk = std::fs::read(&chunk).unwrap();
+    std::fs::write(&chunk, &good_chunk[..good_chunk.len() - 7]).unwrap();
+    let error = Run::open(&run_dir, None).unwrap().train(Some(2), &Silent).unwrap_err().to_string();
+    assert!(error.contains("gen-000001.bin") && error.contains("corrupt"), "{error}");
+    assert_eq!(std::fs::read(run_dir.join("state.json")).unwrap(), state_before);
+    assert_eq!(metrics_generations(&run_dir), [1]);
+}
+
+#[test]
+fn value_targets_have_the_right_sign_for_both_colours() {
+    assert_eq!(outcome_for(RecordResult::WhiteWins, Color::White), 1);
+    assert_eq!(outcome_for(RecordResult::WhiteWins, Color::Black), -1);
+    assert_eq!(outcome_for(RecordResult::BlackWins, Color::Black), 1);
+    assert_eq!(outcome_for(RecordResult::BlackWins, Color::White), -1);
+    assert_eq!(outcome_for(RecordResult::Draw, Color::White), 0);
+    // A finished game: White steps onto row 12 and Black cannot answer.
+    let start: Position = "14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w".parse().unwrap();
+    let entry = start.parse_move("a11-a12").unwrap();
+    let after = start.play_unchecked(entry);
+    let reply = after.legal_moves()[0];
+    let record = GameRecord::new("a", "b", start, vec![entry, reply]);
+    assert_eq!(record.result, RecordResult::WhiteWins);
+    assert_eq!(outcome_for(record.result, start.side_to_move()), 1);
+    assert_eq!(outcome_for(record.result, after.side_to_move()), -1);
+}
+
+/// On a fixed small buffer the losses fall: the network, loss and optimiser can learn.
+#[test]
+fn training_lowers_the_loss_on_a_fixed_buffer() {
+    let config = smoke();
+    let network = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(11)).unwrap();
+    // Positions from random play, each with a made-up but consistent target: the first legal
+    // move, and a result that depends on the side to move.
+    let mut buffer = ReplayBuffer::default();
+    let mut samples = Vec::new();
+    let mut position = Position::standard();
+    for _ in 0..32 {
+        let moves = position.legal_moves();
+        let index = epaminondas::encode::move_index(&position, moves[0]) as u16;
+        let outcome = if position.side_to_move() == Color::White { 1 } else { -1 };
+        samples.push(Sample { position, policy: vec![(index, 1.0)], outcome });
+        position = position.play_unchecked(moves[moves.len() / 2]);
+    }
+    buffer.push(1, samples.clone());
+    let mut training = config.training.clone();
+    training.batch_size = 32;
+    training.mirror_augmentation = false;
+    let mut optimizer = train::optimizer(&network, &training, 0.01).unwrap();
+    let mut rng = StdRng::seed_from_u64(1);
+    let first = train::train(&network, &mut optimizer, &buffer, 32, 5, &training, &mut rng, &|_| {});
+    let _ = train::train(&network, &mut optimizer, &buffer, 32, 150, &training, &mut rng, &|_| {});
+    let last = train::train(&network, &mut optimizer, &buffer, 32, 5, &training, &mut rng, &|_| {});
+    assert!(last.policy_loss < first.policy_loss * 0.5, "policy loss {} -> {}", first.policy_loss, last.policy_loss);
+    assert!(last.value_loss < first.value_loss * 0.5, "value loss {} -> {}", first.value_loss, last.value_loss);
+    assert!(last.value_accuracy > 0.9, "value accuracy {}", last.value_accuracy);
+}
