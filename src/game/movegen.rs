@@ -36,61 +36,83 @@ impl Group {
 
 impl Position {
     /// Visits every pseudo-legal move group (all rules but the symmetry rule).
+    #[inline(always)]
     fn visit_groups(&self, mut visit: impl FnMut(Group) -> bool) {
+        // One call per direction with the direction a constant: once inlined, every shift is by
+        // a fixed amount and its masks are loaded once, instead of looked up per operation.
+        let _ = self.visit_direction(Dir::North, &mut visit)
+            && self.visit_direction(Dir::NorthEast, &mut visit)
+            && self.visit_direction(Dir::East, &mut visit)
+            && self.visit_direction(Dir::SouthEast, &mut visit)
+            && self.visit_direction(Dir::South, &mut visit)
+            && self.visit_direction(Dir::SouthWest, &mut visit)
+            && self.visit_direction(Dir::West, &mut visit)
+            && self.visit_direction(Dir::NorthWest, &mut visit);
+    }
+
+    /// The groups of one direction; `false` when `visit` asked to stop.
+    #[inline(always)]
+    fn visit_direction(&self, dir: Dir, visit: &mut impl FnMut(Group) -> bool) -> bool {
         let geo = self.geometry();
         let own = self.pieces(self.side_to_move());
         let enemy = self.pieces(self.side_to_move().opponent());
         let empty = self.empty();
-        for dir in Dir::ALL {
-            let back = dir.opposite();
-            let heads = own & !geo.shift(own, back);
-            // clear[j]: squares with j empty squares ahead; clear[0] is everything.
-            let mut clear = [Bitboard::EMPTY; MAX_DIM as usize + 1];
-            clear[0] = !Bitboard::EMPTY;
-            let mut clear_len = 0;
-            let mut run = own;
-            let mut enemy_run = enemy;
-            for k in 1..=MAX_DIM {
-                if k > 1 {
-                    run = own & geo.shift(run, dir);
-                    enemy_run = enemy & geo.shift(enemy_run, back);
+        let back = dir.opposite();
+        let (ahead_mask, back_mask) = (geo.shift_masks[dir.index()], geo.shift_masks[back.index()]);
+        // One step in `dir` (or against it), keeping the board's squares only.
+        let forward = |bits: Bitboard| bits.shift_by(dir.offset()) & ahead_mask;
+        let backward = |bits: Bitboard| bits.shift_by(back.offset()) & back_mask;
+        // Heads facing the edge or an own piece cannot move at any length: dropping them first
+        // ends the length loop early (a full home row has a 14-long run eastward and westward).
+        let heads = own & !backward(own) & backward(empty | enemy);
+        // clear[j]: squares with j empty squares ahead; clear[0] is everything. Filled lazily:
+        // entries past `clear_len` are never read.
+        let mut clear = [Bitboard::EMPTY; MAX_DIM as usize + 1];
+        clear[0] = !Bitboard::EMPTY;
+        let mut clear_len = 0;
+        let mut run = own;
+        let mut enemy_run = enemy;
+        for k in 1..=MAX_DIM {
+            if k > 1 {
+                run = own & forward(run);
+                enemy_run = enemy & backward(enemy_run);
+            }
+            let heads_k = heads & run;
+            if heads_k.is_empty() {
+                break;
+            }
+            // Plain moves: j empty squares ahead, j <= k.
+            for j in 1..=k as usize {
+                if j > clear_len {
+                    clear[j] = backward(empty & clear[j - 1]);
+                    clear_len = j;
                 }
-                let heads_k = heads & run;
-                if heads_k.is_empty() {
+                let movers = heads_k & clear[j];
+                if movers.is_empty() {
+                    break; // clear[j] only shrinks as j grows
+                }
+                if !visit(Group { dir, pieces: k, distance: j as u8, heads: movers }) {
+                    return false;
+                }
+            }
+            // Captures: the enemy line starting at the landing square is shorter than k.
+            let weak = enemy & !enemy_run;
+            if k < 2 || weak.is_empty() {
+                continue;
+            }
+            let mut reach = backward(weak);
+            for j in 1..=k {
+                let capturers = heads_k & reach;
+                if capturers.any() && !visit(Group { dir, pieces: k, distance: j, heads: capturers }) {
+                    return false;
+                }
+                reach = backward(empty & reach);
+                if reach.is_empty() {
                     break;
-                }
-                // Plain moves: j empty squares ahead, j <= k.
-                for j in 1..=k as usize {
-                    if j > clear_len {
-                        clear[j] = geo.shift(empty & clear[j - 1], back);
-                        clear_len = j;
-                    }
-                    let movers = heads_k & clear[j];
-                    if movers.is_empty() {
-                        break; // clear[j] only shrinks as j grows
-                    }
-                    if !visit(Group { dir, pieces: k, distance: j as u8, heads: movers }) {
-                        return;
-                    }
-                }
-                // Captures: the enemy line starting at the landing square is shorter than k.
-                let weak = enemy & !enemy_run;
-                if k < 2 || weak.is_empty() {
-                    continue;
-                }
-                let mut reach = geo.shift(weak, back);
-                for j in 1..=k {
-                    let capturers = heads_k & reach;
-                    if capturers.any() && !visit(Group { dir, pieces: k, distance: j, heads: capturers }) {
-                        return;
-                    }
-                    reach = geo.shift(empty & reach, back);
-                    if reach.is_empty() {
-                        break;
-                    }
                 }
             }
         }
+        true
     }
 
     /// Heads in `group` whose landing square is on the mover's far row (the only moves the
