@@ -76,27 +76,52 @@ impl<E: Evaluator> CachedEvaluator<E> {
 impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
     fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
         let keys: Vec<u64> = batch.iter().map(|r| Self::key(&r.position)).collect();
-        let missing: Vec<usize> = (0..batch.len()).filter(|&i| !self.entries.contains_key(&keys[i])).collect();
+        // Hits are copied out first: making room below may empty the cache.
+        let mut results: Vec<Option<Evaluation>> = keys.iter().map(|k| self.entries.get(k).cloned()).collect();
+        let missing: Vec<usize> = (0..batch.len()).filter(|&i| results[i].is_none()).collect();
         self.hits += (batch.len() - missing.len()) as u64;
         self.misses += missing.len() as u64;
-        let fresh = if missing.is_empty() {
-            Vec::new()
-        } else {
+        if !missing.is_empty() {
             let requests: Vec<EvalRequest> = missing.iter().map(|&i| batch[i].clone()).collect();
-            self.inner.evaluate(&requests)
-        };
-        if self.entries.len() + fresh.len() > self.capacity {
-            self.entries.clear();
+            let fresh = self.inner.evaluate(&requests);
+            if self.entries.len() + fresh.len() > self.capacity {
+                self.entries.clear();
+            }
+            for (i, evaluation) in missing.into_iter().zip(fresh) {
+                self.entries.insert(keys[i], evaluation.clone());
+                results[i] = Some(evaluation);
+            }
         }
-        let mut fresh_by_index: HashMap<usize, Evaluation> = missing.into_iter().zip(fresh).collect();
-        (0..batch.len())
-            .map(|i| match fresh_by_index.remove(&i) {
-                Some(evaluation) => {
-                    self.entries.insert(keys[i], evaluation.clone());
-                    evaluation
-                }
-                None => self.entries[&keys[i]].clone(),
+        results.into_iter().map(|r| r.expect("every request was a hit or evaluated")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Position;
+
+    #[test]
+    fn a_full_cache_still_answers_hits_and_misses() {
+        let start = Position::standard();
+        let requests: Vec<EvalRequest> = start
+            .legal_moves()
+            .iter()
+            .take(6)
+            .map(|mv| {
+                let position = start.play_unchecked(*mv);
+                EvalRequest { moves: position.legal_moves(), position }
             })
-            .collect()
+            .collect();
+        let mut cached = CachedEvaluator::new(UniformEvaluator, 4);
+        let first = cached.evaluate(&requests[..3]);
+        // Three hits and three misses: the misses overflow the capacity and empty the cache.
+        let second = cached.evaluate(&requests);
+        assert_eq!(second.len(), 6);
+        assert_eq!(&second[..3], &first[..]);
+        assert_eq!((cached.hits, cached.misses), (3, 6));
+        for (request, evaluation) in requests.iter().zip(&second) {
+            assert_eq!(evaluation.priors.len(), request.moves.len());
+        }
     }
 }
