@@ -40,19 +40,21 @@ impl Position {
     fn visit_groups(&self, mut visit: impl FnMut(Group) -> bool) {
         // One call per direction with the direction a constant: once inlined, every shift is by
         // a fixed amount and its masks are loaded once, instead of looked up per operation.
-        let _ = self.visit_direction(Dir::North, &mut visit)
-            && self.visit_direction(Dir::NorthEast, &mut visit)
-            && self.visit_direction(Dir::East, &mut visit)
-            && self.visit_direction(Dir::SouthEast, &mut visit)
-            && self.visit_direction(Dir::South, &mut visit)
-            && self.visit_direction(Dir::SouthWest, &mut visit)
-            && self.visit_direction(Dir::West, &mut visit)
-            && self.visit_direction(Dir::NorthWest, &mut visit);
+        // The scratch table is shared so it is initialised once, not once per direction.
+        let mut clear = [Bitboard::EMPTY; MAX_DIM as usize + 1];
+        let _ = self.visit_direction(Dir::North, &mut clear, &mut visit)
+            && self.visit_direction(Dir::NorthEast, &mut clear, &mut visit)
+            && self.visit_direction(Dir::East, &mut clear, &mut visit)
+            && self.visit_direction(Dir::SouthEast, &mut clear, &mut visit)
+            && self.visit_direction(Dir::South, &mut clear, &mut visit)
+            && self.visit_direction(Dir::SouthWest, &mut clear, &mut visit)
+            && self.visit_direction(Dir::West, &mut clear, &mut visit)
+            && self.visit_direction(Dir::NorthWest, &mut clear, &mut visit);
     }
 
-    /// The groups of one direction; `false` when `visit` asked to stop.
+    /// The groups of one direction; `false` when `visit` asked to stop. `clear` is scratch space.
     #[inline(always)]
-    fn visit_direction(&self, dir: Dir, visit: &mut impl FnMut(Group) -> bool) -> bool {
+    fn visit_direction(&self, dir: Dir, clear: &mut [Bitboard; MAX_DIM as usize + 1], visit: &mut impl FnMut(Group) -> bool) -> bool {
         let geo = self.geometry();
         let own = self.pieces(self.side_to_move());
         let enemy = self.pieces(self.side_to_move().opponent());
@@ -66,8 +68,7 @@ impl Position {
         // ends the length loop early (a full home row has a 14-long run eastward and westward).
         let heads = own & !backward(own) & backward(empty | enemy);
         // clear[j]: squares with j empty squares ahead; clear[0] is everything. Filled lazily:
-        // entries past `clear_len` are never read.
-        let mut clear = [Bitboard::EMPTY; MAX_DIM as usize + 1];
+        // entries past `clear_len` are left from another direction and never read.
         clear[0] = !Bitboard::EMPTY;
         let mut clear_len = 0;
         let mut run = own;

@@ -255,23 +255,27 @@ impl Position {
     }
 
     /// Pieces `color` has on the row it aims at.
+    #[inline]
     pub fn far_row_count(&self, color: Color) -> u32 {
         (self.pieces[color.index()] & self.geo.rows[color.far_row(self.rules.height) as usize]).count()
     }
 
     /// The start-of-turn win: the side to move has more pieces on its far row than the opponent
     /// has on the side to move's home row.
+    #[inline]
     pub fn side_to_move_has_won(&self) -> bool {
         self.far_row_count(self.side) > self.far_row_count(self.side.opponent())
     }
 
     /// Whether the ply cap (if any) has been reached.
+    #[inline]
     pub fn ply_cap_reached(&self) -> bool {
         self.rules.ply_cap.is_some_and(|cap| self.ply >= cap)
     }
 
     /// Finished before any move is generated: a start-of-turn win or the ply cap. (A side with no
     /// legal move has also lost, which [`Position::status`] checks.)
+    #[inline]
     pub fn is_finished_at_start(&self) -> bool {
         self.side_to_move_has_won() || self.ply_cap_reached()
     }
@@ -361,36 +365,49 @@ impl Position {
     /// Plays a move known to be legal (from the generator, or checked). An illegal move gives an
     /// unspecified (but memory-safe) position.
     pub fn play_unchecked(&self, mv: Move) -> Position {
-        let (width, height) = (self.rules.width, self.rules.height);
         let us = self.side.index();
         let them = self.side.opponent().index();
+        let (own, enemy) = (self.pieces[us], self.pieces[them]);
+        let offset = mv.dir.offset();
+        // A step lands on one of these exactly when it neither leaves the board nor wraps into
+        // another row, so walking a line needs no column and row arithmetic per square.
+        let landing = self.geo.shift_masks[mv.dir.index()];
+        let step = |index: usize| {
+            let to = index as i32 + offset;
+            u8::try_from(to).ok().map(Square::from_index).filter(|sq| landing.contains(*sq))
+        };
+        // Every piece of a legal move lands on the board (the head's landing square does, and
+        // the rest land between it and the tail), so a destination is plain index arithmetic.
+        let shift = mv.distance as i32 * offset;
+        let destination = |sq: Square| u8::try_from(sq.index() as i32 + shift).ok().map(Square::from_index);
         let mut phalanx = Bitboard::EMPTY;
         let mut moved = Bitboard::EMPTY;
+        let mut head = None;
         let mut at = Some(mv.from);
-        let mut head = mv.from;
-        while let Some(sq) = at.filter(|sq| self.pieces[us].contains(*sq)) {
+        while let Some(sq) = at.filter(|sq| own.contains(*sq)) {
             phalanx.set(sq);
-            if let Some(dest) = sq.offset(mv.dir, mv.distance as i32, width, height) {
+            if let Some(dest) = destination(sq) {
                 moved.set(dest);
             }
-            head = sq;
-            at = self.step(sq, mv.dir);
+            head = Some(sq);
+            at = step(sq.index());
         }
         let mut next = *self;
-        if let Some(target) = head.offset(mv.dir, mv.distance as i32, width, height) {
+        if let Some(target) = head.and_then(destination) {
             // A capture removes the enemy line from the head's landing square onward.
             let mut at = Some(target);
-            while let Some(sq) = at.filter(|sq| self.pieces[them].contains(*sq)) {
+            while let Some(sq) = at.filter(|sq| enemy.contains(*sq)) {
                 next.pieces[them].clear(sq);
-                at = self.step(sq, mv.dir);
+                at = step(sq.index());
             }
         }
-        next.pieces[us] = (self.pieces[us] & !phalanx) | moved;
+        // Only an illegal move can put a destination off the board; keep the set-up valid.
+        next.pieces[us] = ((own & !phalanx) | moved) & self.geo.board;
         next.side = self.side.opponent();
         next.ply = self.ply.saturating_add(1);
         next.hash = self.hash
-            ^ zobrist::diff(self.pieces[us] ^ next.pieces[us], self.side)
-            ^ zobrist::diff(self.pieces[them] ^ next.pieces[them], self.side.opponent())
+            ^ zobrist::diff(own ^ next.pieces[us], self.side)
+            ^ zobrist::diff(enemy ^ next.pieces[them], self.side.opponent())
             ^ zobrist::SIDE;
         next
     }
