@@ -21,7 +21,8 @@ CHECKOUT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LINK="$CHECKOUT/.libtorch"
 
 # The wheels are pinned by file name and hash. `--platform`/`--python-version` make pip fetch these
-# exact files whatever Python the machine has (only the C++ libraries inside are used).
+# exact files whatever Python the machine has (only the C++ libraries inside are used). pip takes
+# `--platform` literally, so every manylinux tag the pinned wheels carry is listed.
 WHEEL_SPECS=(
   "torch==$TORCH_VERSION torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl 60fcdcb2f3876e21146cb4524ef06397d727ca9ad5f020818547e25075fe3cb7"
   "nvidia-cuda-runtime==13.0.96 nvidia_cuda_runtime-13.0.96-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl 7f82250d7782aa23b6cfe765ecc7db554bd3c2870c43f3d1821f1d18aebf0548"
@@ -76,7 +77,9 @@ for spec in "${WHEEL_SPECS[@]}"; do
   rm -f "$path"
   say "downloading $requirement"
   python3 -m pip download --quiet --no-deps --only-binary=:all: \
-    --platform manylinux_2_28_x86_64 --python-version 3.11 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_25_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    --python-version 3.11 --implementation cp \
     --dest "$WHEELS" "$requirement" ||
     die "pip could not download $requirement (is PyPI reachable?)"
   wheel_ok "$path" "$hash" ||
