@@ -9,12 +9,14 @@
 //! RUN/state.json             last finished generation and running totals
 //! RUN/metrics.csv            one row per generation
 //! RUN/checkpoints/gen-N.safetensors   the network after generation N (gen-000000: initial)
+//! RUN/checkpoints/optimizer-N.safetensors  the optimiser's moments after generation N (newest only)
 //! RUN/replay/gen-N.bin       generation N's training samples
 //! RUN/games/gen-N.txt        generation N's self-play game records
 //! ```
 
 use crate::config::Config;
 use crate::evaluator::CachedEvaluator;
+use crate::nn::optim::Optimizer;
 use crate::nn::{configure_threads, Network, NetError};
 use crate::replay::{self, ReplayBuffer, ReplayError};
 use crate::{selfplay, train};
@@ -40,6 +42,7 @@ pub struct MetricsRow {
     pub value_loss: f64,
     pub policy_entropy: f64,
     pub value_accuracy: f64,
+    pub grad_norm: f64,
     pub selfplay_sims_per_second: f64,
     pub train_samples_per_second: f64,
     pub train_steps: usize,
@@ -176,6 +179,13 @@ impl Run {
         let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
         let mut evaluator = CachedEvaluator::new(network, 200_000);
         let mut buffer = self.load_buffer()?;
+        let settings = config.training.optimizer_settings();
+        let optimizer_file = optimizer_path(&self.dir, self.state.generation);
+        let mut optimizer = if optimizer_file.exists() {
+            Optimizer::load(&optimizer_file, evaluator.inner_mut(), settings)?
+        } else {
+            Optimizer::new(evaluator.inner_mut(), settings)
+        };
         if target.is_some_and(|t| t <= self.state.generation) {
             observer.message(&format!("run already has {} generations", self.state.generation));
         }
@@ -203,10 +213,10 @@ impl Run {
             let learning_rate = config.training.learning_rate_at(generation);
             observer.training_started(generation, steps);
             let network = evaluator.inner_mut();
-            let mut optimizer = train::optimizer(network, &config.training, learning_rate)?;
             let mut rng = StdRng::seed_from_u64(seed ^ 0x7472_6169_6e);
-            let stats = train::train(network, &mut optimizer, &buffer, window, steps, &config.training, &mut rng, &|s| observer.training_step(s));
+            let stats = train::train(network, &mut optimizer, learning_rate, &buffer, window, steps, &config.training, &mut rng, &|s| observer.training_step(s));
             network.save(&checkpoint_path(&self.dir, generation), &checkpoint_metadata(&config, generation))?;
+            optimizer.save(&optimizer_path(&self.dir, generation))?;
 
             let s = output.stats;
             self.state = RunState {
@@ -229,6 +239,7 @@ impl Run {
                 value_loss: stats.value_loss,
                 policy_entropy: stats.policy_entropy,
                 value_accuracy: stats.value_accuracy,
+                grad_norm: stats.grad_norm,
                 selfplay_sims_per_second: s.simulations as f64 / s.seconds.max(1e-9),
                 train_samples_per_second: stats.samples as f64 / stats.seconds.max(1e-9),
                 train_steps: stats.steps,
@@ -241,6 +252,8 @@ impl Run {
             self.metrics.push(row.clone());
             write_metrics(&self.dir.join("metrics.csv"), &self.metrics)?;
             self.write_state()?; // the commit point
+            // Only the newest optimiser state is kept; the previous one is dead once committed.
+            let _ = std::fs::remove_file(optimizer_path(&self.dir, generation - 1));
             observer.generation_finished(&row);
         }
         Ok(())
@@ -265,6 +278,10 @@ impl Run {
         }
         Ok(buffer)
     }
+}
+
+fn optimizer_path(dir: &Path, generation: u32) -> PathBuf {
+    dir.join("checkpoints").join(format!("optimizer-{generation:06}.safetensors"))
 }
 
 fn checkpoint_metadata(config: &Config, generation: u32) -> BTreeMap<String, String> {

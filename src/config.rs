@@ -4,6 +4,7 @@
 use crate::game::Rules;
 use crate::mcts::SearchConfig;
 use crate::nn::model::NetConfig;
+use crate::nn::optim::{OptimizerKind, OptimizerSettings};
 use crate::nn::DeviceChoice;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -109,13 +110,6 @@ impl ReplayConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OptimizerKind {
-    Sgd,
-    AdamW,
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrainingConfig {
@@ -137,6 +131,10 @@ pub struct TrainingConfig {
 }
 
 impl TrainingConfig {
+    pub fn optimizer_settings(&self) -> OptimizerSettings {
+        OptimizerSettings { kind: self.optimizer, momentum: self.momentum, weight_decay: self.weight_decay }
+    }
+
     pub fn learning_rate_at(&self, generation: u32) -> f64 {
         self.learning_rate.iter().take_while(|(from, _)| *from <= generation).last().map_or(self.learning_rate[0].1, |(_, lr)| *lr)
     }

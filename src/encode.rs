@@ -11,7 +11,7 @@
 //! k squares and the tail's start and the head's landing span k + d <= 16 squares, so d <= 8 on
 //! every supported board.
 
-use crate::game::{mirror_move, Color, Dir, Move, Position, Square};
+use crate::game::{Color, Dir, Move, Position, Square};
 
 /// Input planes, each `height` x `width`, in this order:
 pub const INPUT_PLANES: usize = 7;
@@ -136,9 +136,4 @@ pub fn mirror_policy(policy: &[f32], width: u8, height: u8) -> Vec<f32> {
 /// Input planes under the left-right mirror: each row reversed.
 pub fn mirror_planes(planes: &[f32], width: u8) -> Vec<f32> {
     planes.chunks(width as usize).flat_map(|row| row.iter().rev().copied()).collect()
-}
-
-/// The mirror of a move on the board of `position` (re-exported for symmetry with the others).
-pub fn mirror_board_move(position: &Position, mv: Move) -> Move {
-    mirror_move(mv, position.rules().width)
 }

@@ -1,13 +1,14 @@
 //! Training steps: batches drawn from the replay window, policy cross-entropy plus win/draw/loss
 //! cross-entropy, the optimiser with weight decay and gradient clipping.
 
-use crate::config::{OptimizerKind, TrainingConfig};
+use crate::config::TrainingConfig;
 use crate::encode;
-use crate::nn::{encode_batch, Network, NetError};
+use crate::nn::optim::Optimizer;
+use crate::nn::{encode_batch, Network};
 use crate::replay::{ReplayBuffer, Sample};
 use rand::Rng;
 use std::time::Instant;
-use tch::{nn, nn::OptimizerConfig, Kind, Tensor};
+use tch::{Kind, Tensor};
 
 /// Averages over one generation's training.
 #[derive(Clone, Copy, Debug, Default)]
@@ -20,14 +21,9 @@ pub struct TrainStats {
     pub policy_entropy: f64,
     /// How often the most likely of win/draw/loss was the actual result.
     pub value_accuracy: f64,
+    /// Gradient norm before clipping.
+    pub grad_norm: f64,
     pub seconds: f64,
-}
-
-pub fn optimizer(network: &Network, config: &TrainingConfig, learning_rate: f64) -> Result<nn::Optimizer, NetError> {
-    Ok(match config.optimizer {
-        OptimizerKind::Sgd => nn::Sgd { momentum: config.momentum, dampening: 0.0, wd: config.weight_decay, nesterov: config.momentum > 0.0 }.build(&network.vs, learning_rate)?,
-        OptimizerKind::AdamW => nn::adamw(0.9, 0.999, config.weight_decay).build(&network.vs, learning_rate)?,
-    })
 }
 
 /// A batch as tensors: inputs, dense policy targets, value classes (0 win, 1 draw, 2 loss).
@@ -76,7 +72,8 @@ pub fn losses(network: &Network, batch: &Batch, value_weight: f64, train: bool) 
 /// `steps` optimiser steps on batches from the newest `window` positions of `buffer`.
 pub fn train(
     network: &Network,
-    optimizer: &mut nn::Optimizer,
+    optimizer: &mut Optimizer,
+    learning_rate: f64,
     buffer: &ReplayBuffer,
     window: usize,
     steps: usize,
@@ -96,8 +93,7 @@ pub fn train(
         let (loss, policy, value, entropy, accuracy) = losses(network, &batch, config.value_loss_weight, true);
         optimizer.zero_grad();
         loss.backward();
-        optimizer.clip_grad_norm(config.max_grad_norm);
-        optimizer.step();
+        stats.grad_norm += optimizer.step(learning_rate, config.max_grad_norm);
         stats.steps += 1;
         stats.samples += samples.len();
         stats.policy_loss += policy;
@@ -111,12 +107,7 @@ pub fn train(
     stats.value_loss /= n;
     stats.policy_entropy /= n;
     stats.value_accuracy /= n;
+    stats.grad_norm /= n;
     stats.seconds = started.elapsed().as_secs_f64();
     stats
-}
-
-/// The mirror of a sample (for tests and tools): position, and policy indices.
-pub fn mirror_sample(sample: &Sample) -> Sample {
-    let (w, h) = (sample.position.rules().width, sample.position.rules().height);
-    Sample { position: sample.position.mirrored(), policy: sample.policy.iter().map(|&(i, p)| (encode::mirror_index(i as usize, w, h) as u16, p)).collect(), outcome: sample.outcome }
 }

@@ -2,6 +2,8 @@
 //! [`Evaluator`](crate::evaluator::Evaluator) that search calls.
 
 pub mod model;
+pub mod optim;
+pub mod tensor_file;
 
 use crate::encode::{self, INPUT_PLANES};
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
@@ -9,6 +11,7 @@ use model::{NetConfig, PolicyValueNet};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use tensor_file::TensorFile;
 use tch::{nn, Device, Kind, Tensor};
 
 /// Where a network runs, as the user says it.
@@ -86,66 +89,29 @@ impl Network {
         self.vs.device()
     }
 
-    /// Writes the weights and config (plus `extra` metadata) as safetensors, atomically: a
-    /// temporary file in the same folder, then a rename, so a crash never leaves half a file
-    /// under the real name.
+    /// Writes the weights and config (plus `extra` metadata) as safetensors, atomically.
     pub fn save(&self, path: &Path, extra: &BTreeMap<String, String>) -> Result<(), NetError> {
-        let variables = self.vs.variables();
-        let mut names: Vec<&String> = variables.keys().collect();
-        names.sort();
-        let mut buffers = Vec::with_capacity(names.len());
-        for name in &names {
-            let tensor = variables[*name].to_device(Device::Cpu).to_kind(Kind::Float).contiguous();
-            let shape: Vec<usize> = tensor.size().iter().map(|&d| d as usize).collect();
-            let values = Vec::<f32>::try_from(&tensor.flatten(0, -1))?;
-            let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-            buffers.push((name.to_string(), shape, bytes));
-        }
-        let views: Vec<(String, safetensors::tensor::TensorView)> = buffers
-            .iter()
-            .map(|(name, shape, bytes)| {
-                let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, shape.clone(), bytes).expect("shape matches data");
-                (name.clone(), view)
-            })
-            .collect();
-        let mut metadata: std::collections::HashMap<String, String> = extra.clone().into_iter().collect();
+        let mut metadata = extra.clone();
         metadata.insert("format".into(), FORMAT.into());
         metadata.insert("net_config".into(), serde_json::to_string(&self.config).expect("config serialises"));
-        let bytes = safetensors::tensor::serialize(views, &Some(metadata))
-            .map_err(|e| NetError::Format { path: path.to_path_buf(), problem: e.to_string() })?;
-        crate::util::write_atomically(path, &bytes).map_err(|source| NetError::Io { path: path.to_path_buf(), source })
+        let mut tensors: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
+        tensors.sort_by(|a, b| a.0.cmp(&b.0));
+        tensor_file::write(path, &tensors, metadata)
     }
 
     /// Reads a network file: the config from its metadata, then every tensor, checked by name
     /// and shape. Returns the network and the file's metadata.
     pub fn load(path: &Path, device: Device) -> Result<(Network, BTreeMap<String, String>), NetError> {
-        let io = |source| NetError::Io { path: path.to_path_buf(), source };
-        let format = |problem: String| NetError::Format { path: path.to_path_buf(), problem };
-        let bytes = std::fs::read(path).map_err(io)?;
-        let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).map_err(|e| format(format!("unreadable header ({e:?})")))?;
-        let metadata: BTreeMap<String, String> = header.metadata().clone().unwrap_or_default().into_iter().collect();
-        if metadata.get("format").map(String::as_str) != Some(FORMAT) {
-            return Err(format(format!("its metadata has no format={FORMAT}")));
-        }
-        let config: NetConfig = serde_json::from_str(metadata.get("net_config").ok_or_else(|| format("no net_config in its metadata".into()))?)
-            .map_err(|e| format(format!("bad net_config: {e}")))?;
+        let file = TensorFile::read(path, FORMAT)?;
+        let config: NetConfig = serde_json::from_str(file.meta("net_config")?).map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
         let network = Network::new(&config, device, None)?;
-        let tensors = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| format(format!("unreadable tensors ({e:?})")))?;
-        let variables = network.vs.variables();
         tch::no_grad(|| -> Result<(), NetError> {
-            for (name, mut variable) in variables {
-                let view = tensors.tensor(&name).map_err(|_| NetError::Missing { path: path.to_path_buf(), name: name.clone() })?;
-                let expected = variable.size();
-                let found = view.shape().to_vec();
-                if view.dtype() != safetensors::Dtype::F32 || found.iter().map(|&d| d as i64).collect::<Vec<_>>() != expected {
-                    return Err(NetError::Shape { path: path.to_path_buf(), name, expected, found });
-                }
-                let values: Vec<f32> = view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-                variable.copy_(&Tensor::from_slice(&values).view(expected.as_slice()).to_device(device));
+            for (name, mut variable) in network.vs.variables() {
+                variable.copy_(&file.tensor(&name, &variable.size(), device)?);
             }
             Ok(())
         })?;
-        Ok((network, metadata))
+        Ok((network, file.metadata))
     }
 
     /// A copy of this network's weights in a new network (for a frozen opponent, say).

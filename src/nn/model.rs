@@ -75,8 +75,14 @@ struct ConvBn {
 
 impl ConvBn {
     fn new(path: &nn::Path, input: i64, output: i64, kernel: i64) -> ConvBn {
+        ConvBn::with_scale(path, input, output, kernel, 1.0)
+    }
+
+    /// `scale` initialises the batch-norm multiplier.
+    fn with_scale(path: &nn::Path, input: i64, output: i64, kernel: i64, scale: f64) -> ConvBn {
         let config = nn::ConvConfig { padding: kernel / 2, bias: false, ..Default::default() };
-        ConvBn { conv: nn::conv2d(path / "conv", input, output, kernel, config), bn: nn::batch_norm2d(path / "bn", output, Default::default()) }
+        let bn = nn::BatchNormConfig { ws_init: nn::Init::Const(scale), ..Default::default() };
+        ConvBn { conv: nn::conv2d(path / "conv", input, output, kernel, config), bn: nn::batch_norm2d(path / "bn", output, bn) }
     }
 
     fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
@@ -91,6 +97,14 @@ fn global_pool(xs: &Tensor) -> Tensor {
     Tensor::cat(&[mean, max], 1)
 }
 
+fn zero_conv() -> nn::ConvConfig {
+    nn::ConvConfig { ws_init: nn::Init::Const(0.0), ..Default::default() }
+}
+
+fn zero_linear() -> nn::LinearConfig {
+    nn::LinearConfig { ws_init: nn::Init::Const(0.0), bs_init: Some(nn::Init::Const(0.0)), bias: true }
+}
+
 #[derive(Debug)]
 struct ResBlock {
     first: ConvBn,
@@ -102,7 +116,9 @@ impl ResBlock {
     fn new(path: &nn::Path, channels: i64, global_pooling: bool) -> ResBlock {
         ResBlock {
             first: ConvBn::new(&(path / "first"), channels, channels, 3),
-            second: ConvBn::new(&(path / "second"), channels, channels, 3),
+            // A zero multiplier makes each block start as the identity, so a fresh tower of any
+            // depth passes its input through unchanged and trains stably (Goyal et al. 2017).
+            second: ConvBn::with_scale(&(path / "second"), channels, channels, 3, 0.0),
             pool_bias: global_pooling.then(|| nn::linear(path / "pool_bias", 2 * channels, channels, Default::default())),
         }
     }
@@ -138,10 +154,12 @@ impl PolicyValueNet {
             stem: ConvBn::new(&(path / "stem"), INPUT_PLANES as i64, c, 3),
             blocks,
             policy_hidden: ConvBn::new(&(path / "policy" / "hidden"), c, config.policy_channels, 1),
-            policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, POLICY_PLANES as i64, 1, Default::default()),
+            // The output layers start at zero: a fresh network has uniform priors and an even
+            // win/draw/loss, so the first self-play is plain uniform search, not arbitrary noise.
+            policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, POLICY_PLANES as i64, 1, zero_conv()),
             value_conv: ConvBn::new(&(path / "value" / "conv"), c, config.value_channels, 1),
             value_hidden: nn::linear(path / "value" / "hidden", 2 * config.value_channels, config.value_hidden, Default::default()),
-            value_out: nn::linear(path / "value" / "out", config.value_hidden, 3, Default::default()),
+            value_out: nn::linear(path / "value" / "out", config.value_hidden, 3, zero_linear()),
         }
     }
 
