@@ -6,6 +6,7 @@
 //! - [`evaluator`]: the `Evaluator` trait search asks (no libtorch), a uniform one, a cache.
 //! - [`mcts`]: PUCT search over an index arena, gather/apply for batching (no libtorch).
 //! - [`nn`]: the residual network on libtorch, checkpoints (the only module using tch).
+//! - [`players`]: everything that picks moves (random, greedy, alpha-beta, rollout MCTS, networks).
 //! - [`replay`]: training samples, the point-of-view flip, the on-disk replay buffer.
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
 //! - [`train`]: losses, optimiser, training steps.
@@ -19,6 +20,7 @@ pub mod encode;
 pub mod evaluator;
 pub mod mcts;
 pub mod nn;
+pub mod players;
 pub mod util;
 pub mod replay;
 pub mod selfplay;

@@ -293,6 +293,21 @@ impl Search {
         RootSummary { moves, value, visits: self.root_visits() }
     }
 
+    /// The expected line: from the root, the most visited move at each step, while visited.
+    pub fn principal_variation(&self, max_len: usize) -> Vec<Move> {
+        let mut line = Vec::new();
+        let mut node = self.root;
+        while line.len() < max_len {
+            let Some(best) = self.edges[self.children(node)].iter().filter(|e| e.visits > 0).max_by_key(|e| e.visits) else { break };
+            line.push(best.mv);
+            if best.child == NO_NODE {
+                break;
+            }
+            node = best.child;
+        }
+        line
+    }
+
     /// The move to play: the most visited (ties to the higher prior) at temperature 0, else
     /// drawn with probability proportional to visits^(1/temperature).
     pub fn choose_move(&self, temperature: f32, rng: &mut impl Rng) -> Option<Move> {

@@ -1,0 +1,103 @@
+//! A network with PUCT search: `net:PATH`, by simulations or time per move; with `sims=1` it
+//! plays the raw policy (the most likely move).
+
+use super::{Decision, Limit, Player, PlayerError};
+use crate::evaluator::{CachedEvaluator, Evaluator};
+use crate::game::Position;
+use crate::mcts::{Search, SearchConfig};
+use crate::nn::Network;
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+use std::path::Path;
+use std::time::Instant;
+
+pub const DEFAULT_LIMIT: Limit = Limit { nodes: Some(400), depth: None, time: None };
+
+/// Leaves evaluated per network call: enough to amortise libtorch's per-call cost, few enough
+/// that virtual loss does not blur a small search.
+const LEAVES_PER_CALL: usize = 8;
+
+pub struct NetPlayer {
+    name: String,
+    evaluator: CachedEvaluator<Network>,
+    search_config: SearchConfig,
+    /// The tree of the last search, kept to reuse when the game continues from it.
+    search: Option<Search>,
+    limit: Limit,
+    rng: StdRng,
+}
+
+impl NetPlayer {
+    pub fn new(network: Network, name: String, limit: Limit, c_puct: Option<f32>, seed: u64) -> NetPlayer {
+        let mut search_config = SearchConfig::default();
+        if let Some(c) = c_puct {
+            search_config.c_puct = c;
+        }
+        NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, rng: StdRng::seed_from_u64(seed) }
+    }
+
+    pub fn load(path: &Path, device: tch::Device, limit: Limit, c_puct: Option<f32>, seed: u64) -> Result<NetPlayer, PlayerError> {
+        let (network, _) = Network::load(path, device)?;
+        let name = format!("net:{}", path.display());
+        Ok(NetPlayer::new(network, name, limit, c_puct, seed))
+    }
+
+    /// The search tree for `position`: the previous tree when `position` is its root or one
+    /// move past it (the opponent's reply to our last move), else a new one.
+    fn tree_for(&mut self, position: &Position) -> Search {
+        if let Some(mut search) = self.search.take() {
+            if search.root_position() == position {
+                return search;
+            }
+            let root = *search.root_position();
+            if let Some(mv) = root.legal_moves().into_iter().find(|&mv| root.play_unchecked(mv) == *position) {
+                search.advance(mv);
+                return search;
+            }
+        }
+        Search::new(*position, self.search_config.clone())
+    }
+}
+
+impl Player for NetPlayer {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn new_game(&mut self, seed: u64) {
+        self.search = None;
+        self.evaluator.clear();
+        self.rng = StdRng::seed_from_u64(seed);
+    }
+
+    fn choose(&mut self, position: &Position, limit: Limit) -> Decision {
+        let mut limit = limit.or(self.limit);
+        if limit.nodes.is_none() && limit.time.is_none() {
+            limit.nodes = DEFAULT_LIMIT.nodes; // a depth means nothing to MCTS
+        }
+        let mut search = self.tree_for(position);
+        let started = Instant::now();
+        let before = search.root_visits();
+        let target = |visits: u32| limit.nodes.map_or(u32::MAX, |n| visits.saturating_add(n.min(u32::MAX as u64) as u32));
+        let goal = target(before);
+        // The root is expanded first, so even `sims=1` has priors to play from.
+        let evaluator: &mut dyn Evaluator = &mut self.evaluator;
+        search.run(evaluator, 1, 1, &mut self.rng);
+        while search.root_visits() < goal && limit.time.is_none_or(|t| started.elapsed() < t) {
+            let step = if limit.time.is_some() { 64 } else { goal - search.root_visits() };
+            let next = search.root_visits().saturating_add(step).min(goal);
+            search.run(evaluator, next, LEAVES_PER_CALL, &mut self.rng);
+        }
+        let summary = search.summary();
+        let mv = search.choose_move(0.0, &mut self.rng).expect("choose is only asked in positions with a legal move");
+        let mut principal_variation = search.principal_variation(16);
+        if principal_variation.first() != Some(&mv) {
+            principal_variation = vec![mv]; // a tie on visits, broken the other way by prior
+        }
+        let nodes = (search.root_visits() - before) as u64;
+        let decision = Decision { mv, value: Some(summary.value), nodes, depth: None, principal_variation };
+        search.advance(mv);
+        self.search = Some(search);
+        decision
+    }
+}
