@@ -7,6 +7,7 @@
 //! - [`mcts`]: PUCT search over an index arena, gather/apply for batching (no libtorch).
 //! - [`nn`]: the residual network on libtorch, checkpoints (the only module using tch).
 //! - [`players`]: everything that picks moves (random, greedy, alpha-beta, rollout MCTS, networks).
+//! - [`arena`]: matches, Elo with intervals, SPRT, tournaments with fitted ratings.
 //! - [`replay`]: training samples, the point-of-view flip, the on-disk replay buffer.
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
 //! - [`train`]: losses, optimiser, training steps.
@@ -21,6 +22,7 @@ pub mod evaluator;
 pub mod mcts;
 pub mod nn;
 pub mod players;
+pub mod arena;
 pub mod util;
 pub mod replay;
 pub mod selfplay;

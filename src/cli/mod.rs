@@ -1,9 +1,12 @@
 //! The command line: one file per subcommand, all parsed by clap's derive here.
 
+mod arena;
 mod rules_cmds;
 mod train;
 
 use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
 
 #[derive(Parser, Debug)]
 #[command(name = "epaminondas", version, about = "Learns Robert Abbott's Epaminondas by self-play, and plays it")]
@@ -16,6 +19,10 @@ pub struct Cli {
 pub enum Command {
     /// Trains an agent by self-play in a run directory (creates or resumes it).
     Train(train::TrainArgs),
+    /// Plays a match between two players: score, Elo with a 95% interval, optional SPRT.
+    Match(arena::MatchArgs),
+    /// Plays a round robin and fits ratings by maximum likelihood (with a first-move term).
+    Tournament(arena::TournamentArgs),
     /// Counts move sequences of a given length (move generator check).
     Perft(rules_cmds::PerftArgs),
     /// Lists the legal moves of a position in Abbott's notation.
@@ -27,8 +34,20 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Train(args) => train::train(args),
+        Command::Match(args) => arena::run_match(args),
+        Command::Tournament(args) => arena::tournament(args),
         Command::Perft(args) => rules_cmds::perft(args),
         Command::Moves(args) => rules_cmds::moves(args),
         Command::Show(args) => rules_cmds::show(args),
     }
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal (logs stay clean).
+pub fn progress_bar(length: usize, template: &str) -> ProgressBar {
+    let bar = ProgressBar::new(length as u64);
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
+    bar
 }

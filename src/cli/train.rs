@@ -5,9 +5,8 @@ use crate::coach::{MetricsRow, Observer, Run};
 use crate::config::Config;
 use crate::nn::DeviceChoice;
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use std::cell::RefCell;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -33,11 +32,7 @@ struct Progress {
 
 impl Progress {
     fn start(&self, length: usize, label: String) {
-        let bar = ProgressBar::new(length as u64);
-        if !std::io::stderr().is_terminal() {
-            bar.set_draw_target(ProgressDrawTarget::hidden());
-        }
-        bar.set_style(ProgressStyle::with_template("{msg:>22} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}").expect("template").progress_chars("=> "));
+        let bar = super::progress_bar(length, "{msg:>22} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}");
         bar.set_message(label);
         if let Some(old) = self.bar.replace(Some(bar)) {
             old.finish_and_clear();

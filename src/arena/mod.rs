@@ -1,0 +1,192 @@
+//! Matches between players: varied openings played with both colours, games in parallel,
+//! results as Elo with an interval, optional early stopping by SPRT; round-robin tournaments
+//! with maximum-likelihood ratings.
+
+pub mod elo;
+pub mod ratings;
+
+use crate::game::{GameRecord, Move, Position, RecordResult, Rules, Status};
+use crate::nn::DeviceChoice;
+use crate::players::{Limit, Player, PlayerError, PlayerSpec};
+use elo::{Sprt, SprtVerdict, Tally};
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// How a match is played.
+#[derive(Clone, Debug)]
+pub struct MatchSettings {
+    /// The rules; they must have a ply cap, so every game ends.
+    pub rules: Rules,
+    pub games: usize,
+    /// Uniformly random plies at the start of each opening; each opening is played twice, with
+    /// colours swapped, so neither player profits from a lucky opening.
+    pub opening_plies: u32,
+    pub seed: u64,
+    /// Games played at once (each in its own thread with its own players).
+    pub parallel: usize,
+    /// Overrides each player's own limit where set (for "equal time per move").
+    pub limit: Limit,
+    pub sprt: Option<Sprt>,
+}
+
+/// One finished game of a match.
+#[derive(Clone, Debug)]
+pub struct GameResult {
+    pub index: usize,
+    pub a_is_white: bool,
+    /// Player A's score: 1, 0.5 or 0.
+    pub a_score: f64,
+    pub record: GameRecord,
+}
+
+/// A finished (or SPRT-stopped) match, games in index order.
+#[derive(Clone, Debug)]
+pub struct MatchResult {
+    pub games: Vec<GameResult>,
+    /// Player A's results.
+    pub tally: Tally,
+    /// The SPRT's verdict where one was asked for.
+    pub sprt: Option<SprtVerdict>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArenaError {
+    #[error(transparent)]
+    Player(#[from] PlayerError),
+    #[error("a match needs rules with a ply cap, so that every game ends")]
+    NoPlyCap,
+    #[error("a match needs at least one game")]
+    NoGames,
+}
+
+/// `plies` uniformly random moves from the start, stopping early rather than finishing the game.
+pub fn random_opening(rules: Rules, plies: u32, seed: u64) -> Vec<Move> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut position = Position::start(rules).expect("validated rules have a start position");
+    let mut moves = Vec::new();
+    for _ in 0..plies {
+        let candidates: Vec<Move> = position.legal_moves().into_iter().filter(|&mv| position.play_unchecked(mv).status() == Status::Ongoing).collect();
+        let Some(&mv) = candidates.choose(&mut rng) else { break };
+        position = position.play_unchecked(mv);
+        moves.push(mv);
+    }
+    moves
+}
+
+/// Plays one game from the start position after `opening`, asking each player in turn.
+pub fn play_game(white: &mut dyn Player, black: &mut dyn Player, rules: Rules, opening: &[Move], limit: Limit) -> GameRecord {
+    let start = Position::start(rules).expect("validated rules have a start position");
+    let mut moves = opening.to_vec();
+    let mut position = opening.iter().fold(start, |p, mv| p.play_unchecked(*mv));
+    while position.status() == Status::Ongoing {
+        let player: &mut dyn Player = if position.side_to_move() == crate::game::Color::White { &mut *white } else { &mut *black };
+        let decision = player.choose(&position, limit);
+        // A player bug must not corrupt the record: an illegal move loses on the spot.
+        match position.play(decision.mv) {
+            Ok(next) => {
+                moves.push(decision.mv);
+                position = next;
+            }
+            Err(_) => return GameRecord::new(&white.name(), &black.name(), start, moves).resigned(position.side_to_move()).with_tag("IllegalMove", decision.mv),
+        }
+    }
+    GameRecord::new(&white.name(), &black.name(), start, moves)
+}
+
+/// White's score in a finished record.
+pub fn white_score(record: &GameRecord) -> f64 {
+    match record.result {
+        RecordResult::WhiteWins => 1.0,
+        RecordResult::BlackWins => 0.0,
+        _ => 0.5,
+    }
+}
+
+/// Plays a match of `a` against `b`. `on_game` hears of each game as it finishes, with A's tally
+/// so far. Game `i` uses opening `i / 2`, with A as White when `i` is even; seeds derive from
+/// `settings.seed` and `i`, so a match is reproducible (with node or depth limits; a clock is
+/// never exactly reproducible).
+pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings: &MatchSettings, on_game: &(dyn Fn(&GameResult, &Tally) + Sync)) -> Result<MatchResult, ArenaError> {
+    if settings.rules.ply_cap.is_none() {
+        return Err(ArenaError::NoPlyCap);
+    }
+    if settings.games == 0 {
+        return Err(ArenaError::NoGames);
+    }
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (sender, receiver) = mpsc::channel::<Result<GameResult, PlayerError>>();
+    let workers = settings.parallel.clamp(1, settings.games);
+    let mut results = Vec::new();
+    let mut tally = Tally::default();
+    let mut verdict = settings.sprt.map(|_| SprtVerdict::Continue);
+    let mut failure = None;
+    std::thread::scope(|scope| {
+        for worker in 0..workers {
+            let sender = sender.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || {
+                let seed = settings.seed ^ 0xA5A5_0000 ^ worker as u64;
+                let players = a.build(device, seed).and_then(|pa| Ok((pa, b.build(device, seed ^ 1)?)));
+                let (mut player_a, mut player_b) = match players {
+                    Ok(players) => players,
+                    Err(error) => {
+                        let _ = sender.send(Err(error));
+                        return;
+                    }
+                };
+                while !stop.load(Ordering::Relaxed) {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= settings.games {
+                        break;
+                    }
+                    let game_seed = settings.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    player_a.new_game(game_seed);
+                    player_b.new_game(game_seed ^ 0x5555);
+                    let opening = random_opening(settings.rules, settings.opening_plies, settings.seed ^ (index as u64 / 2).wrapping_mul(0xD1B5_4A32_D192_ED03));
+                    let a_is_white = index % 2 == 0;
+                    let record = if a_is_white {
+                        play_game(player_a.as_mut(), player_b.as_mut(), settings.rules, &opening, settings.limit)
+                    } else {
+                        play_game(player_b.as_mut(), player_a.as_mut(), settings.rules, &opening, settings.limit)
+                    };
+                    let record = record.with_tag("Round", index + 1).with_tag("OpeningPlies", opening.len()).with_tag("Seed", settings.seed);
+                    let a_score = if a_is_white { white_score(&record) } else { 1.0 - white_score(&record) };
+                    if sender.send(Ok(GameResult { index, a_is_white, a_score, record })).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for message in receiver {
+            match message {
+                Ok(result) => {
+                    tally.add(result.a_score);
+                    on_game(&result, &tally);
+                    results.push(result);
+                    // The first decision stands; games already under way when it came still count
+                    // in the tally.
+                    if let (Some(sprt), Some(SprtVerdict::Continue)) = (&settings.sprt, verdict) {
+                        verdict = Some(sprt.verdict(&tally));
+                        if verdict != Some(SprtVerdict::Continue) {
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+                Err(error) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure.get_or_insert(error);
+                }
+            }
+        }
+    });
+    if let Some(error) = failure {
+        return Err(error.into());
+    }
+    results.sort_by_key(|r| r.index);
+    Ok(MatchResult { games: results, tally, sprt: verdict })
+}

@@ -1,0 +1,277 @@
+//! `match` and `tournament`: players against each other, with Elo and fitted ratings.
+
+use super::rules_cmds::{parse_size, parse_symmetry};
+use crate::arena::elo::{format_elo, Sprt, SprtVerdict, Tally};
+use crate::arena::ratings::{self, RatedGame};
+use crate::arena::{play_match, GameResult, MatchSettings};
+use crate::game::{Rules, SymmetryRule};
+use crate::nn::{configure_threads, DeviceChoice};
+use crate::players::{Limit, PlayerSpec};
+use anyhow::{bail, Context};
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Options shared by `match` and `tournament`.
+#[derive(Args, Debug, Clone)]
+pub struct ArenaArgs {
+    /// Games per pairing (an even number gives every opening to both colours).
+    #[arg(long, default_value_t = 100)]
+    pub games: usize,
+    /// Random plies at the start of every opening.
+    #[arg(long, default_value_t = 4)]
+    pub opening_plies: u32,
+    /// Seconds per move for every player (overrides the players' own limits).
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Simulations (MCTS) or searched positions (alpha-beta) per move for every player.
+    #[arg(long)]
+    pub nodes: Option<u64>,
+    /// Search depth per move for depth-first players.
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Games played at once; default: one per core, or 1 when a player is on a clock.
+    #[arg(long)]
+    pub parallel: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Games longer than this are draws (the game has no draw rule of its own).
+    #[arg(long, default_value_t = 300)]
+    pub ply_cap: u16,
+    #[arg(long, default_value = "14x12", value_parser = parse_size)]
+    pub size: (u8, u8),
+    #[arg(long, default_value = "mirror", value_parser = parse_symmetry)]
+    pub symmetry: SymmetryRule,
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+}
+
+impl ArenaArgs {
+    fn limit(&self) -> anyhow::Result<Limit> {
+        let time = match self.time {
+            Some(t) if !(t > 0.0 && t.is_finite()) => bail!("--time must be a positive number of seconds, not {t}"),
+            Some(t) => Some(Duration::from_secs_f64(t)),
+            None => None,
+        };
+        Ok(Limit { nodes: self.nodes, depth: self.depth, time })
+    }
+
+    fn settings(&self, specs: &[&PlayerSpec], sprt: Option<Sprt>) -> anyhow::Result<MatchSettings> {
+        let rules = Rules { width: self.size.0, height: self.size.1, symmetry: self.symmetry, ply_cap: Some(self.ply_cap) };
+        rules.validate()?;
+        let limit = self.limit()?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let timed = limit.time.is_some() || (limit.is_empty() && specs.iter().any(|s| s.is_timed()));
+        let parallel = self.parallel.unwrap_or(if timed { 1 } else { cores }).max(1);
+        // Each game thread gets its share of the cores for libtorch.
+        configure_threads((cores / parallel).max(1));
+        Ok(MatchSettings { rules, games: self.games, opening_plies: self.opening_plies, seed: self.seed, parallel, limit, sprt })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct MatchArgs {
+    /// Player A (random, greedy, alphabeta, mcts-rollout, net:PATH; options as in alphabeta:depth=4).
+    pub a: PlayerSpec,
+    /// Player B.
+    pub b: PlayerSpec,
+    #[command(flatten)]
+    pub arena: ArenaArgs,
+    /// Stop early by a sequential probability ratio test of ELO0 against ELO1 (A's Elo over B).
+    #[arg(long, value_name = "ELO0,ELO1")]
+    pub sprt: Option<String>,
+    /// SPRT false-positive rate.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// SPRT false-negative rate.
+    #[arg(long, default_value_t = 0.05)]
+    pub beta: f64,
+    /// Where the game records go (default: matches/A-vs-B-seedS.txt).
+    #[arg(long)]
+    pub records: Option<PathBuf>,
+}
+
+/// A file-name-safe version of a player spec.
+fn slug(spec: &PlayerSpec) -> String {
+    let text = spec.text.rsplit('/').next().unwrap_or(&spec.text).trim_end_matches(".safetensors");
+    let kind = spec.text.split(':').next().unwrap_or("");
+    let text = if kind == "net" && !text.starts_with("net") { format!("net-{text}") } else { text.to_string() };
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+}
+
+/// Appends records to a file as games finish, so an interrupted match keeps what it played.
+struct RecordSink {
+    path: PathBuf,
+    file: Mutex<std::fs::File>,
+}
+
+impl RecordSink {
+    fn create(path: &Path) -> anyhow::Result<RecordSink> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(RecordSink { path: path.to_path_buf(), file: Mutex::new(file) })
+    }
+
+    fn write(&self, result: &GameResult) {
+        let mut file = self.file.lock().expect("no panics while holding the lock");
+        if let Err(error) = writeln!(file, "{}", result.record) {
+            eprintln!("warning: cannot write to {}: {error}", self.path.display());
+        }
+    }
+}
+
+fn progress(games: usize) -> indicatif::ProgressBar {
+    super::progress_bar(games, "{msg} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}")
+}
+
+fn parse_sprt(text: &str, alpha: f64, beta: f64) -> anyhow::Result<Sprt> {
+    let (elo0, elo1) = text.split_once(',').with_context(|| format!("--sprt {text:?}: expected ELO0,ELO1 such as 0,30"))?;
+    let parse = |t: &str| t.trim().parse::<f64>().with_context(|| format!("--sprt: {t:?} is not a number"));
+    let sprt = Sprt { elo0: parse(elo0)?, elo1: parse(elo1)?, alpha, beta };
+    sprt.validate().map_err(anyhow::Error::msg)?;
+    Ok(sprt)
+}
+
+fn describe(tally: &Tally) -> String {
+    let estimate = tally.elo();
+    format!(
+        "+{} ={} -{}, score {:.3}, Elo {} [{}, {}]",
+        tally.wins,
+        tally.draws,
+        tally.losses,
+        tally.score(),
+        format_elo(estimate.elo),
+        format_elo(estimate.low),
+        format_elo(estimate.high)
+    )
+}
+
+pub fn run_match(args: MatchArgs) -> anyhow::Result<()> {
+    let sprt = args.sprt.as_deref().map(|t| parse_sprt(t, args.alpha, args.beta)).transpose()?;
+    let settings = args.arena.settings(&[&args.a, &args.b], sprt)?;
+    let records = args.records.clone().unwrap_or_else(|| PathBuf::from(format!("matches/{}-vs-{}-seed{}.txt", slug(&args.a), slug(&args.b), settings.seed)));
+    let sink = RecordSink::create(&records)?;
+    let bar = progress(settings.games);
+    let result = play_match(&args.a, &args.b, args.arena.device, &settings, &|game, tally| {
+        sink.write(game);
+        bar.set_message(format!("+{} ={} -{}", tally.wins, tally.draws, tally.losses));
+        bar.inc(1);
+    })?;
+    bar.finish_and_clear();
+
+    let mut as_white = Tally::default();
+    let mut as_black = Tally::default();
+    for game in &result.games {
+        if game.a_is_white { as_white.add(game.a_score) } else { as_black.add(game.a_score) }
+    }
+    println!("{} vs {}: {} games", args.a, args.b, result.tally.games());
+    println!("  {}: {} (95% interval)", args.a, describe(&result.tally));
+    println!("  as White: {}", describe(&as_white));
+    println!("  as Black: {}", describe(&as_black));
+    if let (Some(sprt), Some(verdict)) = (sprt, result.sprt) {
+        let (lower, upper) = sprt.bounds();
+        let said = match verdict {
+            SprtVerdict::AcceptH1 => format!("accepted H1 (A is at least {} Elo stronger)", sprt.elo1),
+            SprtVerdict::AcceptH0 => format!("accepted H0 (A is at most {} Elo stronger)", sprt.elo0),
+            SprtVerdict::Continue => "no decision within the games allowed".into(),
+        };
+        println!("  SPRT [{}, {}]: {said}; LLR {:.2} (bounds {lower:.2}, {upper:.2})", sprt.elo0, sprt.elo1, sprt.llr(&result.tally));
+    }
+    println!("  records: {}", records.display());
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct TournamentArgs {
+    /// The players (two or more); each pair plays --games games.
+    #[arg(required = true, num_args = 2..)]
+    pub players: Vec<PlayerSpec>,
+    #[command(flatten)]
+    pub arena: ArenaArgs,
+    /// The player rated 0 (default: the first).
+    #[arg(long)]
+    pub anchor: Option<String>,
+    /// Folder for ratings.csv, pairs.csv and games.txt (default: matches/tournament-seedS).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(serde::Serialize)]
+struct RatingRow<'a> {
+    rank: usize,
+    player: &'a str,
+    elo: f64,
+    error: f64,
+    games: u32,
+    score: f64,
+}
+
+#[derive(serde::Serialize)]
+struct PairRow<'a> {
+    a: &'a str,
+    b: &'a str,
+    a_wins: u32,
+    draws: u32,
+    b_wins: u32,
+    a_score: f64,
+}
+
+pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
+    let players = &args.players;
+    let anchor = match &args.anchor {
+        Some(name) => players.iter().position(|p| &p.text == name).with_context(|| format!("--anchor {name:?} is not one of the players"))?,
+        None => 0,
+    };
+    let specs: Vec<&PlayerSpec> = players.iter().collect();
+    let settings = args.arena.settings(&specs, None)?;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("matches/tournament-seed{}", settings.seed)));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let sink = RecordSink::create(&out.join("games.txt"))?;
+    let pairs: Vec<(usize, usize)> = (0..players.len()).flat_map(|i| (i + 1..players.len()).map(move |j| (i, j))).collect();
+    let bar = progress(settings.games * pairs.len());
+    let mut games = Vec::new();
+    let mut tallies = vec![Tally::default(); players.len()];
+    let mut pair_rows = Vec::new();
+    for (pair, &(i, j)) in pairs.iter().enumerate() {
+        bar.set_message(format!("{} vs {}", players[i], players[j]));
+        let settings = MatchSettings { seed: settings.seed.wrapping_add(pair as u64 * 1_000_003), ..settings.clone() };
+        let result = play_match(&players[i], &players[j], args.arena.device, &settings, &|game, _| {
+            sink.write(game);
+            bar.inc(1);
+        })?;
+        for game in &result.games {
+            let (white, black) = if game.a_is_white { (i, j) } else { (j, i) };
+            let white_score = if game.a_is_white { game.a_score } else { 1.0 - game.a_score };
+            games.push(RatedGame { white, black, white_score });
+            tallies[i].add(game.a_score);
+            tallies[j].add(1.0 - game.a_score);
+        }
+        let t = result.tally;
+        pair_rows.push((i, j, t));
+    }
+    bar.finish_and_clear();
+
+    let fitted = ratings::fit_with_errors(players.len(), &games, anchor, 200, settings.seed);
+    let mut order: Vec<usize> = (0..players.len()).collect();
+    order.sort_by(|&x, &y| fitted.elo[y].total_cmp(&fitted.elo[x]));
+    let mut writer = csv::Writer::from_path(out.join("ratings.csv"))?;
+    println!("{:>4}  {:<40} {:>7} {:>6} {:>6} {:>6}", "rank", "player", "Elo", "+/-", "games", "score");
+    for (rank, &p) in order.iter().enumerate() {
+        let row = RatingRow { rank: rank + 1, player: &players[p].text, elo: fitted.elo[p], error: fitted.error[p], games: tallies[p].games(), score: tallies[p].score() };
+        println!("{:>4}  {:<40} {:>7.0} {:>6.0} {:>6} {:>6.3}", row.rank, row.player, row.elo, row.error, row.games, row.score);
+        writer.serialize(row)?;
+    }
+    writer.flush()?;
+    println!("first-move advantage (White): {:+.0} +/- {:.0} Elo", fitted.first_move, fitted.first_move_error);
+    let mut writer = csv::Writer::from_path(out.join("pairs.csv"))?;
+    for (i, j, t) in pair_rows {
+        writer.serialize(PairRow { a: &players[i].text, b: &players[j].text, a_wins: t.wins, draws: t.draws, b_wins: t.losses, a_score: t.score() })?;
+    }
+    writer.flush()?;
+    println!("ratings, pairs and games in {}", out.display());
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! Elo arithmetic, SPRT, fitted ratings and the match runner.
+
+use epaminondas::arena::elo::{elo_from_score, expected_score, Sprt, SprtVerdict, Tally};
+use epaminondas::arena::ratings::{fit, fit_with_errors, RatedGame};
+use epaminondas::arena::{play_match, random_opening, MatchSettings};
+use epaminondas::game::{Position, Rules};
+use epaminondas::nn::DeviceChoice;
+use epaminondas::players::{Limit, PlayerSpec};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn tally(wins: u32, draws: u32, losses: u32) -> Tally {
+    Tally { wins, draws, losses }
+}
+
+#[test]
+fn elo_of_known_scores() {
+    assert!((elo_from_score(0.75) - 190.85).abs() < 0.01, "{}", elo_from_score(0.75));
+    assert!(elo_from_score(0.5).abs() < 1e-9);
+    assert!((elo_from_score(0.25) + 190.85).abs() < 0.01);
+    assert!((expected_score(190.85) - 0.75).abs() < 1e-4);
+    assert_eq!(elo_from_score(1.0), f64::INFINITY);
+    // 30 wins, 20 draws, 10 losses = 40/60: +120 Elo.
+    let estimate = tally(30, 20, 10).elo();
+    assert!((estimate.elo - 120.4).abs() < 0.1, "{estimate:?}");
+    assert!(estimate.low < estimate.elo && estimate.elo < estimate.high);
+}
+
+#[test]
+fn the_interval_shrinks_with_more_games() {
+    let small = tally(15, 0, 5).elo();
+    let large = tally(150, 0, 50).elo();
+    assert!((small.elo - large.elo).abs() < 1e-9);
+    let (small_width, large_width) = (small.high - small.low, large.high - large.low);
+    // About sqrt(10) narrower; more, because the logistic is steeper far from 50%.
+    assert!(large_width < small_width / 2.8 && large_width > small_width / 4.5, "{small_width} vs {large_width}");
+    // A clean sweep: infinite estimate, finite lower bound from the rule of three.
+    let sweep = tally(100, 0, 0).elo();
+    assert_eq!(sweep.elo, f64::INFINITY);
+    assert!((sweep.low - elo_from_score(0.97)).abs() < 1e-9);
+}
+
+#[test]
+fn sprt_decides_both_ways() {
+    let sprt = Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
+    let (lower, upper) = sprt.bounds();
+    assert!((upper - (0.95f64 / 0.05).ln()).abs() < 1e-12 && (lower + upper).abs() < 1e-12);
+    assert_eq!(sprt.verdict(&tally(0, 0, 0)), SprtVerdict::Continue);
+    assert_eq!(sprt.verdict(&tally(12, 3, 8)), SprtVerdict::Continue);
+    assert_eq!(sprt.verdict(&tally(300, 100, 150)), SprtVerdict::AcceptH1);
+    assert_eq!(sprt.verdict(&tally(150, 100, 150)), SprtVerdict::AcceptH0);
+    assert_eq!(sprt.verdict(&tally(20, 0, 0)), SprtVerdict::AcceptH1);
+    assert!(Sprt { elo0: 10.0, elo1: 0.0, alpha: 0.05, beta: 0.05 }.validate().is_err());
+}
+
+/// Games drawn from known ratings and a known first-move advantage are fitted back.
+#[test]
+fn fitted_ratings_recover_the_truth() {
+    let truth = [0.0, 200.0, -150.0, 400.0];
+    let first_move = 60.0;
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut games = Vec::new();
+    for white in 0..truth.len() {
+        for black in 0..truth.len() {
+            if white == black {
+                continue;
+            }
+            for _ in 0..600 {
+                let p = expected_score(truth[white] - truth[black] + first_move);
+                // Draws happen; a draw is worth half, and keeps the expectation at p.
+                let draw_chance = 0.2 * (1.0 - (2.0 * p - 1.0).abs());
+                let u: f64 = rng.random();
+                let white_score = if u < draw_chance { 0.5 } else if rng.random::<f64>() < (p - draw_chance / 2.0) / (1.0 - draw_chance) { 1.0 } else { 0.0 };
+                games.push(RatedGame { white, black, white_score });
+            }
+        }
+    }
+    let (elo, advantage) = fit(truth.len(), &games, 0);
+    for (fitted, real) in elo.iter().zip(truth) {
+        assert!((fitted - real).abs() < 25.0, "fitted {elo:?}, truth {truth:?}");
+    }
+    assert!((advantage - first_move).abs() < 20.0, "first move {advantage}");
+    let with_errors = fit_with_errors(truth.len(), &games, 0, 30, 1);
+    assert_eq!(with_errors.error[0], 0.0, "the anchor is exact by definition");
+    assert!(with_errors.error[1..].iter().all(|&e| e > 2.0 && e < 40.0), "{:?}", with_errors.error);
+}
+
+#[test]
+fn a_perfect_record_gives_a_finite_rating() {
+    let games: Vec<RatedGame> = (0..20).map(|i| if i % 2 == 0 { RatedGame { white: 1, black: 0, white_score: 1.0 } } else { RatedGame { white: 0, black: 1, white_score: 0.0 } }).collect();
+    let (elo, _) = fit(2, &games, 0);
+    assert!(elo[1].is_finite() && elo[1] > 300.0, "{elo:?}");
+}
+
+fn settings(games: usize, parallel: usize) -> MatchSettings {
+    let rules = Rules { ply_cap: Some(60), ..Rules::default() };
+    MatchSettings { rules, games, opening_plies: 4, seed: 9, parallel, limit: Limit::default(), sprt: None }
+}
+
+#[test]
+fn openings_are_random_but_reproducible_and_unfinished() {
+    let rules = Rules::default();
+    let a = random_opening(rules, 6, 1);
+    assert_eq!(a.len(), 6);
+    assert_eq!(a, random_opening(rules, 6, 1));
+    assert_ne!(a, random_opening(rules, 6, 2));
+    let mut position = Position::start(rules).unwrap();
+    for mv in a {
+        position = position.play(mv).unwrap();
+    }
+    assert_eq!(position.status(), epaminondas::game::Status::Ongoing);
+}
+
+/// Every opening is played twice with colours swapped, records replay, and a match is
+/// reproducible whatever the number of threads.
+#[test]
+fn matches_pair_openings_and_reproduce() {
+    let random: PlayerSpec = "random".parse().unwrap();
+    let one = play_match(&random, &random, DeviceChoice::Cpu, &settings(8, 1), &|_, _| {}).unwrap();
+    let two = play_match(&random, &random, DeviceChoice::Cpu, &settings(8, 2), &|_, _| {}).unwrap();
+    assert_eq!(one.games.len(), 8);
+    assert_eq!(one.tally.games(), 8);
+    for (x, y) in one.games.iter().zip(&two.games) {
+        assert_eq!(x.record.moves, y.record.moves, "game {} differs between 1 and 2 threads", x.index);
+    }
+    for pair in one.games.chunks(2) {
+        assert!(pair[0].a_is_white && !pair[1].a_is_white);
+        let plies = pair[0].record.extra.iter().find(|(k, _)| k == "OpeningPlies").map(|(_, v)| v.parse::<usize>().unwrap()).unwrap();
+        assert_eq!(pair[0].record.moves[..plies], pair[1].record.moves[..plies], "a pair shares its opening");
+    }
+    for game in &one.games {
+        let text = game.record.to_string();
+        let replayed = epaminondas::game::GameRecord::parse_all(&text).unwrap();
+        assert_eq!(replayed[0].moves, game.record.moves);
+    }
+}
+
+#[test]
+fn matches_refuse_rules_without_a_ply_cap_and_bad_players() {
+    let random: PlayerSpec = "random".parse().unwrap();
+    let mut uncapped = settings(2, 1);
+    uncapped.rules.ply_cap = None;
+    assert!(play_match(&random, &random, DeviceChoice::Cpu, &uncapped, &|_, _| {}).is_err());
+    let missing: PlayerSpec = "net:/no/such/file.safetensors".parse().unwrap();
+    let error = play_match(&missing, &random, DeviceChoice::Cpu, &settings(2, 2), &|_, _| {}).err().unwrap().to_string();
+    assert!(error.contains("/no/such/file.safetensors"), "{error}");
+}
+
+#[test]
+fn player_specs_parse_and_name_their_errors() {
+    let spec: PlayerSpec = "alphabeta:depth=3:time=0.5".parse().unwrap();
+    assert_eq!(spec.limit.depth, Some(3));
+    assert_eq!(spec.limit.time, Some(std::time::Duration::from_millis(500)));
+    let net: PlayerSpec = "net:runs/a:b/gen.safetensors:sims=50".parse().unwrap();
+    assert_eq!(net.kind, epaminondas::players::PlayerKind::Net("runs/a:b/gen.safetensors".into()));
+    assert_eq!(net.limit.nodes, Some(50));
+    for (text, expected) in [("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known")] {
+        let error = text.parse::<PlayerSpec>().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(error.contains(expected), "{text}: {error}");
+    }
+}
