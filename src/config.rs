@@ -6,6 +6,7 @@ use crate::mcts::SearchConfig;
 use crate::nn::model::NetConfig;
 use crate::nn::optim::{OptimizerKind, OptimizerSettings};
 use crate::nn::DeviceChoice;
+use crate::players::PlayerSpec;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -21,6 +22,8 @@ pub struct Config {
     pub selfplay: SelfPlayConfig,
     pub replay: ReplayConfig,
     pub training: TrainingConfig,
+    #[serde(default)]
+    pub evaluation: EvaluationConfig,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,6 +143,36 @@ impl TrainingConfig {
     }
 }
 
+/// Rating games during training: every `every` generations the newest checkpoint plays the
+/// baselines and the checkpoint rated before it, and the Elo fitted over all such games goes into
+/// `metrics.csv`, so a run shows its own progress.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvaluationConfig {
+    /// Rate every this many generations; 0 turns rating off.
+    pub every: u32,
+    /// Games against each opponent (even, so each opening is played with both colours).
+    pub games: usize,
+    /// Simulations per move of the checkpoints in rating games.
+    pub simulations: u64,
+    /// Fixed opponents, as player specs; `random` (when present) is rated 0.
+    pub baselines: Vec<String>,
+    /// Random plies at the start of each opening.
+    pub opening_plies: u32,
+}
+
+impl Default for EvaluationConfig {
+    fn default() -> EvaluationConfig {
+        EvaluationConfig { every: 5, games: 20, simulations: 32, baselines: vec!["random".into(), "greedy".into()], opening_plies: 4 }
+    }
+}
+
+impl EvaluationConfig {
+    pub fn baseline_specs(&self) -> Result<Vec<PlayerSpec>, ConfigError> {
+        self.baselines.iter().map(|b| b.parse::<PlayerSpec>().map_err(|e| ConfigError::Invalid(format!("evaluation.baselines: {e}")))).collect()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
@@ -195,6 +228,11 @@ impl Config {
         if r.min_window == 0 || r.max_window < r.min_window || !(0.0..=1.0).contains(&r.window_exponent) || r.max_sample_reuse <= 0.0 {
             return invalid("replay: need 0 < min_window <= max_window, window_exponent in [0, 1], max_sample_reuse > 0".into());
         }
+        let e = &self.evaluation;
+        if e.every > 0 && (e.games == 0 || e.simulations == 0) {
+            return invalid("evaluation: games and simulations must be at least 1 (or every = 0 to turn rating off)".into());
+        }
+        e.baseline_specs()?;
         let t = &self.training;
         if t.batch_size == 0 || t.steps_per_generation == 0 {
             return invalid("training.batch_size and steps_per_generation must be at least 1".into());

@@ -12,6 +12,7 @@
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
 //! - [`train`]: losses, optimiser, training steps.
 //! - [`coach`]: the generation loop over a resumable run directory, metrics, observers.
+//! - [`plot`]: SVG pictures of a run's progress.
 //! - [`config`]: the TOML training configuration and its validation.
 //! - [`util`]: atomic file writes.
 //! - [`cli`]: the command line, one file per subcommand.
@@ -29,4 +30,5 @@ pub mod selfplay;
 pub mod train;
 pub mod config;
 pub mod coach;
+pub mod plot;
 pub mod cli;

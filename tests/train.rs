@@ -1,6 +1,6 @@
 //! The training loop end to end on configs/smoke.toml, and its failure modes.
 
-use epaminondas::coach::{checkpoint_path, Run, Silent};
+use epaminondas::coach::{checkpoint_path, rating, Run, Silent};
 use epaminondas::config::{Config, TrainingConfig};
 use epaminondas::game::{Color, GameRecord, Position, RecordResult};
 use epaminondas::nn::optim::{Optimizer, OptimizerKind, OptimizerSettings};
@@ -45,6 +45,20 @@ fn generations_add_up_across_invocations() {
     let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["generation"], 2);
     assert_eq!(state["total_games"], 8);
+    assert_eq!(state["rated_generation"], 2);
+    // Rating (every generation in the smoke config): 2 games against random and 2 against the
+    // previous checkpoint, per generation, with an Elo in every metrics row.
+    let metrics = epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), 2).unwrap();
+    assert!(metrics.iter().all(|r| r.elo.is_some() && r.elo_error.is_some()), "{metrics:?}");
+    let games = rating::read_games(&run_dir.join("ratings/games.csv")).unwrap();
+    assert_eq!(games.len(), 8);
+    assert!(games.iter().filter(|g| g.rated_generation == 2).all(|g| [&g.white, &g.black].contains(&&"gen-000002".to_string())));
+    let ratings = rating::read_ratings(&run_dir.join("ratings/ratings.csv")).unwrap();
+    let names: Vec<&str> = ratings.iter().map(|r| r.player.as_str()).collect();
+    assert_eq!(names, ["random", "gen-000000", "gen-000001", "gen-000002"]);
+    assert_eq!(ratings[0].elo, 0.0, "random is the anchor");
+    let records = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("ratings/gen-000002.txt")).unwrap()).unwrap();
+    assert_eq!(records.len(), 4);
 }
 
 /// Kill the real program in the middle of a run, then resume: what was saved is intact and the

@@ -109,7 +109,7 @@ pub fn white_score(record: &GameRecord) -> f64 {
 /// so far. Game `i` uses opening `i / 2`, with A as White when `i` is even; seeds derive from
 /// `settings.seed` and `i`, so a match is reproducible (with node or depth limits; a clock is
 /// never exactly reproducible).
-pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings: &MatchSettings, on_game: &(dyn Fn(&GameResult, &Tally) + Sync)) -> Result<MatchResult, ArenaError> {
+pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings: &MatchSettings, on_game: &dyn Fn(&GameResult, &Tally)) -> Result<MatchResult, ArenaError> {
     if settings.rules.ply_cap.is_none() {
         return Err(ArenaError::NoPlyCap);
     }

@@ -23,6 +23,8 @@ pub enum Command {
     Match(arena::MatchArgs),
     /// Plays a round robin and fits ratings by maximum likelihood (with a first-move term).
     Tournament(arena::TournamentArgs),
+    /// Draws a run's progress (Elo against time and games, losses, game length) as SVG.
+    Plot(PlotArgs),
     /// Counts move sequences of a given length (move generator check).
     Perft(rules_cmds::PerftArgs),
     /// Lists the legal moves of a position in Abbott's notation.
@@ -31,11 +33,25 @@ pub enum Command {
     Show(rules_cmds::ShowArgs),
 }
 
+#[derive(clap::Args, Debug)]
+pub struct PlotArgs {
+    /// The run directory.
+    pub run: std::path::PathBuf,
+    /// Folder for progress.svg (default: RUN/plots).
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Train(args) => train::train(args),
         Command::Match(args) => arena::run_match(args),
         Command::Tournament(args) => arena::tournament(args),
+        Command::Plot(args) => {
+            let path = crate::plot::plot_run(&args.run, args.out.as_deref())?;
+            println!("{}", path.display());
+            Ok(())
+        }
         Command::Perft(args) => rules_cmds::perft(args),
         Command::Moves(args) => rules_cmds::moves(args),
         Command::Show(args) => rules_cmds::show(args),

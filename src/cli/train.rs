@@ -28,6 +28,8 @@ pub struct TrainArgs {
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
 struct Progress {
     bar: RefCell<Option<ProgressBar>>,
+    /// The run, whose picture is redrawn whenever a new rating arrives.
+    run: PathBuf,
 }
 
 impl Progress {
@@ -62,6 +64,14 @@ impl Observer for Progress {
     fn training_step(&self, step: usize) {
         self.set(step);
     }
+    fn rating_started(&self, generation: u32, games: usize) {
+        self.start(games, format!("gen {generation} rating"));
+    }
+    fn rating_game_finished(&self) {
+        if let Some(bar) = self.bar.borrow().as_ref() {
+            bar.inc(1);
+        }
+    }
     fn generation_finished(&self, r: &MetricsRow) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
@@ -70,6 +80,12 @@ impl Observer for Progress {
             "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}, value acc {:.2}; {:.0} sims/s, {:.0} train samples/s; {:.0} s total",
             r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.selfplay_sims_per_second, r.train_samples_per_second, r.wall_seconds
         );
+        if let (Some(elo), Some(error)) = (r.elo, r.elo_error) {
+            println!("gen {:>4}: Elo {elo:+.0} +/- {error:.0} (random = 0)", r.generation);
+            if let Err(error) = crate::plot::plot_run(&self.run, None) {
+                eprintln!("warning: could not draw the progress picture: {error}");
+            }
+        }
     }
 }
 
@@ -83,6 +99,6 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         run.config.run.device = device;
     }
     eprintln!("run {} at generation {} ({} games so far)", args.run.display(), run.state.generation, run.state.total_games);
-    run.train(args.generations, &Progress { bar: RefCell::new(None) })?;
+    run.train(args.generations, &Progress { bar: RefCell::new(None), run: args.run.clone() })?;
     Ok(())
 }

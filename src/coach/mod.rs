@@ -12,7 +12,12 @@
 //! RUN/checkpoints/optimizer-N.safetensors  the optimiser's moments after generation N (newest only)
 //! RUN/replay/gen-N.bin       generation N's training samples
 //! RUN/games/gen-N.txt        generation N's self-play game records
+//! RUN/ratings/games.csv      every rating game (see [`rating`])
+//! RUN/ratings/ratings.csv    the ratings fitted over them
+//! RUN/ratings/gen-N.txt      generation N's rating game records
 //! ```
+
+pub mod rating;
 
 use crate::config::Config;
 use crate::evaluator::CachedEvaluator;
@@ -43,6 +48,12 @@ pub struct MetricsRow {
     pub policy_entropy: f64,
     pub value_accuracy: f64,
     pub grad_norm: f64,
+    /// Elo of this generation's checkpoint when it was rated (random = 0), else empty.
+    #[serde(default)]
+    pub elo: Option<f64>,
+    /// Half-width of the Elo's 95% interval.
+    #[serde(default)]
+    pub elo_error: Option<f64>,
     pub selfplay_sims_per_second: f64,
     pub train_samples_per_second: f64,
     pub train_steps: usize,
@@ -62,6 +73,9 @@ pub struct RunState {
     pub total_positions: usize,
     pub total_samples: usize,
     pub wall_seconds: f64,
+    /// The newest generation whose rating games are done.
+    #[serde(default)]
+    pub rated_generation: u32,
 }
 
 /// Told about progress; every method does nothing unless overridden.
@@ -71,6 +85,8 @@ pub trait Observer {
     fn game_finished(&self, _done: usize) {}
     fn training_started(&self, _generation: u32, _steps: usize) {}
     fn training_step(&self, _step: usize) {}
+    fn rating_started(&self, _generation: u32, _games: usize) {}
+    fn rating_game_finished(&self) {}
     fn generation_finished(&self, _row: &MetricsRow) {}
 }
 
@@ -94,6 +110,8 @@ pub enum RunError {
     Net(#[from] NetError),
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    #[error("rating games: {0}")]
+    Rating(String),
 }
 
 /// A run directory and its loaded state.
@@ -189,6 +207,7 @@ impl Run {
         if target.is_some_and(|t| t <= self.state.generation) {
             observer.message(&format!("run already has {} generations", self.state.generation));
         }
+        self.rate_if_due(observer)?; // a rating interrupted by a crash is played again
         let started = Instant::now();
         let wall_before = self.state.wall_seconds;
         while target.is_none_or(|t| self.state.generation < t) {
@@ -220,6 +239,7 @@ impl Run {
 
             let s = output.stats;
             self.state = RunState {
+                rated_generation: self.state.rated_generation,
                 generation,
                 total_games: self.state.total_games + s.games,
                 total_positions: self.state.total_positions + s.plies,
@@ -240,6 +260,8 @@ impl Run {
                 policy_entropy: stats.policy_entropy,
                 value_accuracy: stats.value_accuracy,
                 grad_norm: stats.grad_norm,
+                elo: None,
+                elo_error: None,
                 selfplay_sims_per_second: s.simulations as f64 / s.seconds.max(1e-9),
                 train_samples_per_second: stats.samples as f64 / stats.seconds.max(1e-9),
                 train_steps: stats.steps,
@@ -249,14 +271,33 @@ impl Run {
                 total_positions: self.state.total_positions,
                 wall_seconds: self.state.wall_seconds,
             };
-            self.metrics.push(row.clone());
+            self.metrics.push(row);
             write_metrics(&self.dir.join("metrics.csv"), &self.metrics)?;
             self.write_state()?; // the commit point
             // Only the newest optimiser state is kept; the previous one is dead once committed.
             let _ = std::fs::remove_file(optimizer_path(&self.dir, generation - 1));
-            observer.generation_finished(&row);
+            self.rate_if_due(observer)?;
+            observer.generation_finished(self.metrics.last().expect("just pushed"));
         }
         Ok(())
+    }
+
+    /// Rates the newest checkpoint if its generation is due for rating and not yet rated, and
+    /// records the Elo in its metrics row.
+    fn rate_if_due(&mut self, observer: &dyn Observer) -> Result<(), RunError> {
+        let every = self.config.evaluation.every;
+        let generation = self.state.generation;
+        if every == 0 || generation == 0 || generation % every != 0 || self.state.rated_generation >= generation {
+            return Ok(());
+        }
+        let (elo, error) = rating::rate(&self.dir, &self.config, generation, observer)?;
+        if let Some(row) = self.metrics.iter_mut().rfind(|r| r.generation == generation) {
+            row.elo = Some(elo);
+            row.elo_error = Some(error);
+        }
+        write_metrics(&self.dir.join("metrics.csv"), &self.metrics)?;
+        self.state.rated_generation = generation;
+        self.write_state()
     }
 
     /// Reads back the newest chunks that fill the window.

@@ -1,0 +1,119 @@
+//! Pictures of a run: one SVG with four panels (Elo against hours and against games played,
+//! the losses, game length), drawn from `metrics.csv` and `ratings/ratings.csv`. SVG needs no
+//! fonts on the machine and shows in any browser and in the README.
+
+use crate::coach::rating::{read_ratings, RatingRow};
+use crate::coach::{read_metrics, MetricsRow, RunError};
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("{0} has no finished generations to plot")]
+    Empty(PathBuf),
+    #[error("drawing {path}: {problem}")]
+    Draw { path: PathBuf, problem: String },
+}
+
+/// A checkpoint's rating placed in time and games.
+struct EloPoint {
+    hours: f64,
+    games: f64,
+    elo: f64,
+    error: f64,
+}
+
+/// The ratings of rated checkpoints (the latest fit over all rating games), placed at the
+/// wall time and game count of their generation.
+fn elo_points(metrics: &[MetricsRow], ratings: &[RatingRow]) -> Vec<EloPoint> {
+    let at = |generation: u32| -> (f64, f64) {
+        metrics.iter().find(|m| m.generation == generation).map_or((0.0, 0.0), |m| (m.wall_seconds / 3600.0, m.total_games as f64))
+    };
+    let mut points: Vec<EloPoint> = ratings
+        .iter()
+        .filter_map(|r| r.generation.map(|g| (g, r)))
+        .filter(|(g, _)| *g == 0 || metrics.iter().any(|m| m.generation == *g))
+        .map(|(g, r)| {
+            let (hours, games) = at(g);
+            EloPoint { hours, games, elo: r.elo, error: r.error }
+        })
+        .collect();
+    points.sort_by(|a, b| a.games.total_cmp(&b.games));
+    points
+}
+
+fn range(values: impl Iterator<Item = f64> + Clone) -> std::ops::Range<f64> {
+    let low = values.clone().fold(f64::INFINITY, f64::min);
+    let high = values.fold(f64::NEG_INFINITY, f64::max);
+    if !low.is_finite() || !high.is_finite() {
+        return 0.0..1.0;
+    }
+    let pad = ((high - low) * 0.08).max(1e-6);
+    (low - pad)..(high + pad)
+}
+
+/// Draws `RUN/plots/progress.svg` (or into `out`) and returns its path.
+pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
+    let metrics = read_metrics(&run.join("metrics.csv"), u32::MAX)?;
+    if metrics.is_empty() {
+        return Err(PlotError::Empty(run.to_path_buf()));
+    }
+    let ratings = read_ratings(&run.join("ratings").join("ratings.csv"))?;
+    let baselines: Vec<(String, f64)> = ratings.iter().filter(|r| r.generation.is_none()).map(|r| (r.player.clone(), r.elo)).collect();
+    let points = elo_points(&metrics, &ratings);
+    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| run.join("plots"));
+    std::fs::create_dir_all(&dir).map_err(|source| RunError::Io { path: dir.clone(), source })?;
+    let path = dir.join("progress.svg");
+    let title = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    draw(&path, &title, &metrics, &points, &baselines).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    Ok(path)
+}
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+fn draw(path: &Path, title: &str, metrics: &[MetricsRow], points: &[EloPoint], baselines: &[(String, f64)]) -> DrawResult {
+    let root = SVGBackend::new(path, (1200, 800)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let root = root.titled(&format!("run {title}"), ("sans-serif", 24))?;
+    let panels = root.split_evenly((2, 2));
+    let elo_range = range(points.iter().flat_map(|p| [p.elo - p.error, p.elo + p.error]).chain(baselines.iter().map(|b| b.1)));
+    elo_panel(&panels[0], "Elo (random = 0) against hours", "hours", points.iter().map(|p| p.hours).collect(), points, baselines, elo_range.clone())?;
+    elo_panel(&panels[1], "Elo (random = 0) against self-play games", "games", points.iter().map(|p| p.games).collect(), points, baselines, elo_range)?;
+
+    let generations = range(metrics.iter().map(|m| m.generation as f64));
+    let losses = range(metrics.iter().flat_map(|m| [m.policy_loss, m.value_loss]));
+    let mut chart = ChartBuilder::on(&panels[2]).caption("losses", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(generations.clone(), losses)?;
+    chart.configure_mesh().x_desc("generation").draw()?;
+    chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.policy_loss)), &BLUE))?.label("policy").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.value_loss)), &RED))?.label("value").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+
+    let lengths = range(metrics.iter().map(|m| m.mean_game_length).chain([0.0]));
+    let mut chart = ChartBuilder::on(&panels[3]).caption("mean game length (plies)", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(generations, lengths)?;
+    chart.configure_mesh().x_desc("generation").draw()?;
+    chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.mean_game_length)), &BLACK))?;
+    root.present()?;
+    Ok(())
+}
+
+fn elo_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, caption: &str, x_desc: &str, xs: Vec<f64>, points: &[EloPoint], baselines: &[(String, f64)], elo: std::ops::Range<f64>) -> DrawResult {
+    let x_range = range(xs.iter().copied().chain([0.0]));
+    let mut chart = ChartBuilder::on(area).caption(caption, ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(x_range.clone(), elo)?;
+    chart.configure_mesh().x_desc(x_desc).draw()?;
+    let colours = [RGBColor(120, 120, 120), RGBColor(0, 150, 0), RGBColor(200, 120, 0), RGBColor(150, 0, 150)];
+    for ((name, rating), colour) in baselines.iter().zip(colours.iter().cycle()) {
+        let colour = *colour;
+        chart
+            .draw_series(LineSeries::new([(x_range.start, *rating), (x_range.end, *rating)], colour.stroke_width(1)))?
+            .label(name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+    }
+    let series: Vec<(f64, &EloPoint)> = xs.iter().copied().zip(points).collect();
+    chart.draw_series(series.iter().map(|(x, p)| PathElement::new(vec![(*x, p.elo - p.error), (*x, p.elo + p.error)], BLUE.mix(0.4))))?;
+    chart.draw_series(LineSeries::new(series.iter().map(|(x, p)| (*x, p.elo)), &BLUE))?.label("checkpoints").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    chart.draw_series(series.iter().map(|(x, p)| Circle::new((*x, p.elo), 3, BLUE.filled())))?;
+    chart.configure_series_labels().position(SeriesLabelPosition::UpperLeft).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    Ok(())
+}
