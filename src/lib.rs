@@ -8,11 +8,13 @@
 //! - [`nn`]: the residual network on libtorch, checkpoints (the only module using tch).
 //! - [`players`]: everything that picks moves (random, greedy, alpha-beta, rollout MCTS, networks).
 //! - [`arena`]: matches, Elo with intervals, SPRT, tournaments with fitted ratings.
+//! - [`engine`]: the UCI-style protocol session (pure: lines in, lines out).
 //! - [`replay`]: training samples, the point-of-view flip, the on-disk replay buffer.
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
 //! - [`train`]: losses, optimiser, training steps.
 //! - [`coach`]: the generation loop over a resumable run directory, metrics, observers.
 //! - [`plot`]: SVG pictures of a run's progress.
+//! - [`bench`]: the benchmark behind `epaminondas bench`.
 //! - [`config`]: the TOML training configuration and its validation.
 //! - [`util`]: atomic file writes.
 //! - [`cli`]: the command line, one file per subcommand.
@@ -24,6 +26,7 @@ pub mod mcts;
 pub mod nn;
 pub mod players;
 pub mod arena;
+pub mod engine;
 pub mod util;
 pub mod replay;
 pub mod selfplay;
@@ -31,4 +34,5 @@ pub mod train;
 pub mod config;
 pub mod coach;
 pub mod plot;
+pub mod bench;
 pub mod cli;

@@ -1,6 +1,10 @@
 //! The command line: one file per subcommand, all parsed by clap's derive here.
 
 mod arena;
+mod bench;
+mod engine;
+mod export;
+mod play;
 mod rules_cmds;
 mod train;
 
@@ -25,6 +29,14 @@ pub enum Command {
     Tournament(arena::TournamentArgs),
     /// Draws a run's progress (Elo against time and games, losses, game length) as SVG.
     Plot(PlotArgs),
+    /// Measures move generation, the machine's FLOP/s, the network, search, self-play and training.
+    Bench(bench::BenchArgs),
+    /// Plays against an agent (or any player) in the terminal.
+    Play(play::PlayArgs),
+    /// Speaks a UCI-style protocol on stdin/stdout for GUIs, scripts and referees.
+    Engine(engine::EngineArgs),
+    /// Writes a checkpoint as a self-contained agent (plus TorchScript and a draft card).
+    Export(export::ExportArgs),
     /// Counts move sequences of a given length (move generator check).
     Perft(rules_cmds::PerftArgs),
     /// Lists the legal moves of a position in Abbott's notation.
@@ -52,6 +64,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", path.display());
             Ok(())
         }
+        Command::Bench(args) => bench::bench(args),
+        Command::Play(args) => play::play(args),
+        Command::Engine(args) => engine::engine(args),
+        Command::Export(args) => export::export(args),
         Command::Perft(args) => rules_cmds::perft(args),
         Command::Moves(args) => rules_cmds::moves(args),
         Command::Show(args) => rules_cmds::show(args),

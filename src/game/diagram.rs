@@ -16,6 +16,11 @@ pub enum Style {
 
 /// Draws `position` with row numbers on the left and column letters below, top row first.
 pub fn diagram(position: &Position, highlight: Bitboard, style: Style) -> String {
+    diagram_with_captures(position, highlight, Bitboard::EMPTY, style)
+}
+
+/// [`diagram`], with the squares of just-captured pieces marked `x`.
+pub fn diagram_with_captures(position: &Position, highlight: Bitboard, captured: Bitboard, style: Style) -> String {
     let (width, height) = (position.rules().width, position.rules().height);
     let mut out = String::new();
     for row in (0..height).rev() {
@@ -24,11 +29,13 @@ pub fn diagram(position: &Position, highlight: Bitboard, style: Style) -> String
             let square = Square::new(column, row);
             let marked = highlight.contains(square);
             let piece = position.piece_at(square);
+            let taken = captured.contains(square) && piece.is_none();
             match style {
                 Style::Plain => {
                     let c = match piece {
                         Some(Color::White) => 'W',
                         Some(Color::Black) => 'B',
+                        None if taken => 'x',
                         None => '.',
                     };
                     if marked {
@@ -39,10 +46,11 @@ pub fn diagram(position: &Position, highlight: Bitboard, style: Style) -> String
                 }
                 Style::Ansi => {
                     let dark = (row + column) % 2 == 0;
-                    let background = if marked { "43" } else if dark { "100" } else { "47" };
+                    let background = if marked { "43" } else if taken { "41" } else if dark { "100" } else { "47" };
                     let glyph = match piece {
                         Some(Color::White) => "\x1b[97m●",
                         Some(Color::Black) => "\x1b[30m●",
+                        None if taken => "\x1b[97m×",
                         None => " ",
                     };
                     out += &format!("\x1b[{background}m {glyph} \x1b[0m");

@@ -1,6 +1,7 @@
 //! The only part of the program that uses libtorch: the network, its checkpoints, and the
 //! [`Evaluator`](crate::evaluator::Evaluator) that search calls.
 
+pub mod export;
 pub mod model;
 pub mod optim;
 pub mod tensor_file;
@@ -63,7 +64,7 @@ pub enum NetError {
 }
 
 /// The `format` metadata value that marks our files.
-const FORMAT: &str = "epaminondas-net-v1";
+pub const FORMAT: &str = "epaminondas-net-v1";
 
 /// A network with its variables.
 pub struct Network {

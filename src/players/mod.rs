@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-pub use net::NetPlayer;
+pub use net::{best_shipped_agent, trained_rules, NetPlayer};
 
 /// How much a player may think about one move. Every field is optional; a player uses what
 /// applies to it (nodes are simulations for MCTS players and searched positions for

@@ -101,3 +101,26 @@ impl Player for NetPlayer {
         decision
     }
 }
+
+/// The rules a network file says it was trained for (its `rules` metadata), if it says.
+pub fn trained_rules(path: &Path) -> Result<Option<crate::game::Rules>, PlayerError> {
+    let file = crate::nn::tensor_file::TensorFile::read(path, crate::nn::FORMAT)?;
+    Ok(file.metadata.get("rules").and_then(|text| serde_json::from_str(text).ok()))
+}
+
+/// The strongest agent in `dir` (`*.safetensors` network files; by their `elo` metadata, then
+/// by name), if any.
+pub fn best_shipped_agent(dir: &Path) -> Option<std::path::PathBuf> {
+    let mut agents: Vec<(f64, std::path::PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "safetensors"))
+        .filter_map(|path| {
+            let file = crate::nn::tensor_file::TensorFile::read(&path, crate::nn::FORMAT).ok()?;
+            let elo = file.metadata.get("elo").and_then(|e| e.parse().ok()).unwrap_or(f64::NEG_INFINITY);
+            Some((elo, path))
+        })
+        .collect();
+    agents.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
+    agents.pop().map(|(_, path)| path)
+}

@@ -1,0 +1,169 @@
+//! The benchmark: everything that decides training speed, measured the same way every time and
+//! set against the machine's own limit (the FLOP/s libtorch reaches on a large matrix product).
+
+use crate::config::Config;
+use crate::evaluator::{CachedEvaluator, EvalRequest, Evaluator};
+use crate::game::{self, Position};
+use crate::nn::optim::Optimizer;
+use crate::nn::{encode_batch, Network, NetError};
+use crate::replay::ReplayBuffer;
+use crate::{selfplay, train};
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+use tch::{Device, Kind, Tensor};
+
+/// One line of the benchmark table.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    pub benchmark: String,
+    /// Network batch, where one applies.
+    pub batch: Option<usize>,
+    pub value: f64,
+    pub unit: String,
+    /// The value against its reference (see `reference`), as a fraction.
+    pub fraction: Option<f64>,
+    pub reference: String,
+}
+
+impl BenchRow {
+    fn new(benchmark: &str, batch: Option<usize>, value: f64, unit: &str) -> BenchRow {
+        BenchRow { benchmark: benchmark.into(), batch, value, unit: unit.into(), fraction: None, reference: String::new() }
+    }
+
+    fn against(mut self, fraction: f64, reference: &str) -> BenchRow {
+        self.fraction = Some(fraction);
+        self.reference = reference.into();
+        self
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchSettings {
+    pub batches: Vec<usize>,
+    /// Self-play games to time (the config's generation by default).
+    pub selfplay_games: usize,
+    /// Seconds spent on each throughput measurement.
+    pub seconds: f64,
+    pub perft_depth: u32,
+}
+
+/// Runs `f` repeatedly for about `seconds` after one warm-up call; returns calls per second.
+fn rate(seconds: f64, mut f: impl FnMut()) -> f64 {
+    f();
+    let started = Instant::now();
+    let mut calls = 0u64;
+    while started.elapsed() < Duration::from_secs_f64(seconds) || calls < 3 {
+        f();
+        calls += 1;
+    }
+    calls as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Positions from random games: realistic piece counts for the network and search to chew on.
+fn sample_positions(rules: game::Rules, count: usize, seed: u64) -> Vec<Position> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut positions = Vec::with_capacity(count);
+    while positions.len() < count {
+        let mut position = Position::start(rules).expect("validated rules");
+        for _ in 0..80 {
+            if position.status() != game::Status::Ongoing {
+                break;
+            }
+            positions.push(position);
+            position = position.play_unchecked(*position.legal_moves().choose(&mut rng).expect("ongoing"));
+        }
+    }
+    positions.truncate(count);
+    positions
+}
+
+/// Single-threaded move generation: perft from the start position.
+pub fn perft_row(rules: game::Rules, depth: u32) -> BenchRow {
+    let start = Position::start(rules).expect("validated rules");
+    let started = Instant::now();
+    let nodes = game::perft(&start, depth);
+    let seconds = started.elapsed().as_secs_f64();
+    BenchRow::new(&format!("perft {depth} (start, 1 thread, {nodes} leaves, {seconds:.2} s)"), None, nodes as f64 / seconds, "leaves/s")
+}
+
+/// The machine's limit: float32 matrix products of 2048 x 2048 on `device`.
+pub fn matmul_flops(device: Device, seconds: f64) -> f64 {
+    let n = 2048i64;
+    let a = Tensor::randn([n, n], (Kind::Float, device));
+    let b = Tensor::randn([n, n], (Kind::Float, device));
+    let per_second = rate(seconds, || {
+        let c = a.matmul(&b);
+        let _ = c.double_value(&[0, 0]); // forces the work on asynchronous devices
+    });
+    per_second * 2.0 * (n * n * n) as f64
+}
+
+/// Network throughput at each batch: forward passes alone (the FLOP/s figure) and through the
+/// `Evaluator` search uses (encoding and legal-move softmax included).
+pub fn network_rows(network: &mut Network, rules: game::Rules, batches: &[usize], seconds: f64, machine_flops: f64) -> Vec<BenchRow> {
+    let mut rows = Vec::new();
+    let largest = batches.iter().copied().max().unwrap_or(1);
+    let positions = sample_positions(rules, largest, 1);
+    let flops_per_eval = 2.0 * network.config.macs_per_square() as f64 * (rules.width as usize * rules.height as usize) as f64;
+    for &batch in batches {
+        let refs: Vec<&Position> = positions[..batch].iter().collect();
+        let inputs = encode_batch(&refs);
+        let forward = batch as f64 * rate(seconds, || {
+            let _ = network.infer(&inputs, batch, rules.width, rules.height);
+        });
+        let flops = forward * flops_per_eval;
+        rows.push(BenchRow::new("network forward", Some(batch), forward, "evals/s").against(flops / machine_flops, &format!("{:.1} GFLOP/s of the matrix-product limit", flops / 1e9)));
+        let requests: Vec<EvalRequest> = positions[..batch].iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
+        let evaluate = batch as f64 * rate(seconds, || {
+            let _ = network.evaluate(&requests);
+        });
+        rows.push(BenchRow::new("network evaluate (encode + forward + priors)", Some(batch), evaluate, "evals/s").against(evaluate / forward, "of forward"));
+    }
+    rows
+}
+
+/// Self-play with the config's settings: simulations per second (against the network's own
+/// evaluations per second at the self-play batch), games and positions per hour; then training
+/// steps on the samples it produced.
+pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usize, seconds: f64) -> Result<Vec<BenchRow>, NetError> {
+    let mut rows = Vec::new();
+    let batch = config.selfplay.parallel_games * config.selfplay.leaves_per_game;
+    let mut reference = network.try_clone()?;
+    let positions = sample_positions(config.rules, batch, 2);
+    let requests: Vec<EvalRequest> = positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
+    let network_rate = batch as f64 * rate(seconds, || {
+        let _ = reference.evaluate(&requests);
+    });
+
+    let selfplay_config = crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
+    let mut evaluator = CachedEvaluator::new(network, 200_000);
+    let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &selfplay_config, 1, "bench", &|_| {});
+    let stats = output.stats;
+    let sims = stats.simulations as f64 / stats.seconds;
+    rows.push(BenchRow::new("self-play search", Some(batch), sims, "sims/s").against(sims / network_rate, &format!("of network evaluate at batch {batch} ({network_rate:.0}/s)")));
+    let hits = evaluator.hits as f64 / (evaluator.hits + evaluator.misses).max(1) as f64;
+    rows.push(BenchRow::new(&format!("self-play games ({} games, {:.0} plies/game, {:.0}% cache hits)", stats.games, stats.plies as f64 / stats.games.max(1) as f64, 100.0 * hits), None, stats.games as f64 / stats.seconds * 3600.0, "games/hour"));
+    rows.push(BenchRow::new("self-play positions", None, stats.plies as f64 / stats.seconds * 3600.0, "positions/hour"));
+    rows.push(BenchRow::new("self-play training samples", None, output.samples.len() as f64 / stats.seconds * 3600.0, "samples/hour"));
+
+    let network = evaluator.inner_mut();
+    let mut buffer = ReplayBuffer::default();
+    let window = output.samples.len();
+    buffer.push(1, output.samples);
+    let mut optimizer = Optimizer::new(network, config.training.optimizer_settings());
+    let mut rng = StdRng::seed_from_u64(3);
+    let lr = config.training.learning_rate_at(1);
+    let _ = train::train(network, &mut optimizer, lr, &buffer, window, 2, &config.training, &mut rng, &|_| {});
+    let started = Instant::now();
+    let mut samples = 0;
+    while started.elapsed().as_secs_f64() < seconds || samples == 0 {
+        samples += train::train(network, &mut optimizer, lr, &buffer, window, 5, &config.training, &mut rng, &|_| {}).samples;
+    }
+    let batch_size = config.training.batch_size;
+    rows.push(BenchRow::new("training steps (mirror augmentation, forward + backward + AdamW)", Some(batch_size), samples as f64 / started.elapsed().as_secs_f64(), "samples/s"));
+    Ok(rows)
+}

@@ -1,0 +1,82 @@
+//! `bench`: the benchmark table, printed and written as CSV.
+
+use crate::bench::{self, BenchRow, BenchSettings};
+use crate::config::Config;
+use crate::nn::{configure_threads, DeviceChoice, Network};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The training config whose network, search and self-play settings are measured.
+    #[arg(long, default_value = "configs/default.toml")]
+    pub config: PathBuf,
+    /// A checkpoint to measure instead of a freshly initialised network (its games are more
+    /// like a trained agent's).
+    #[arg(long)]
+    pub network: Option<PathBuf>,
+    /// Network batch sizes to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
+    pub batches: Vec<usize>,
+    /// Self-play games to time (default: the config's games per generation).
+    #[arg(long)]
+    pub games: Option<usize>,
+    /// Seconds per throughput measurement.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    #[arg(long, default_value_t = 4)]
+    pub perft_depth: u32,
+    /// Where the table goes as CSV.
+    #[arg(long, default_value = "bench.csv")]
+    pub csv: PathBuf,
+    #[arg(long, value_enum)]
+    pub device: Option<DeviceChoice>,
+}
+
+fn print_row(row: &BenchRow) {
+    let batch = row.batch.map(|b| b.to_string()).unwrap_or_default();
+    let fraction = row.fraction.map(|f| format!("{:>6.1}% {}", 100.0 * f, row.reference)).unwrap_or_default();
+    println!("{:<72} {:>5} {:>14.0} {:<14} {}", row.benchmark, batch, row.value, row.unit, fraction);
+}
+
+pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    let mut config = Config::load(&args.config)?;
+    if let Some(device) = args.device {
+        config.run.device = device;
+    }
+    let settings = BenchSettings { batches: args.batches.clone(), selfplay_games: args.games.unwrap_or(config.selfplay.games_per_generation), seconds: args.seconds, perft_depth: args.perft_depth };
+    if settings.batches.iter().any(|&b| b == 0) {
+        anyhow::bail!("--batches must all be at least 1");
+    }
+    let device = config.run.device.resolve()?;
+    configure_threads(config.run.threads);
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads).build_global();
+    let mut network = match &args.network {
+        Some(path) => Network::load(path, device)?.0,
+        None => Network::new(&config.network.resolve()?, device, Some(config.run.seed))?,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("{} threads ({} cores), device {device:?}, network {:?}{}", config.run.threads, cores, network.config, args.network.as_ref().map(|p| format!(" from {}", p.display())).unwrap_or_default());
+    let mut rows = Vec::new();
+    let mut emit = |row: BenchRow| {
+        print_row(&row);
+        rows.push(row);
+    };
+    emit(bench::perft_row(config.rules, settings.perft_depth));
+    let flops = bench::matmul_flops(device, settings.seconds);
+    emit(BenchRow { benchmark: "matrix product 2048x2048 float32 (the machine's limit)".into(), batch: None, value: flops / 1e9, unit: "GFLOP/s".into(), fraction: None, reference: String::new() });
+    for row in bench::network_rows(&mut network, config.rules, &settings.batches, settings.seconds, flops) {
+        emit(row);
+    }
+    for row in bench::selfplay_and_training_rows(network, &config, settings.selfplay_games, settings.seconds)? {
+        emit(row);
+    }
+    let mut writer = csv::Writer::from_path(&args.csv).with_context(|| format!("cannot write {}", args.csv.display()))?;
+    for row in &rows {
+        writer.serialize(row)?;
+    }
+    writer.flush()?;
+    println!("written to {}", args.csv.display());
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! `export`: a checkpoint becomes a self-contained playing agent (weights, network config, the
+//! rules it was trained for and what is known of its training and strength), plus a TorchScript
+//! module and a draft card.
+
+use crate::coach::rating::{checkpoint_name, read_ratings};
+use crate::coach::read_metrics;
+use crate::nn::export::export_torchscript;
+use crate::nn::Network;
+use anyhow::Context;
+use clap::Args;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// A checkpoint (RUN/checkpoints/gen-N.safetensors) or another network file.
+    pub checkpoint: PathBuf,
+    /// The agent file to write, e.g. models/NAME.safetensors. The TorchScript module goes beside
+    /// it as NAME.pt and a draft card as NAME.md (an existing card is left alone).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Skip the TorchScript module.
+    #[arg(long)]
+    pub no_torchscript: bool,
+}
+
+/// What the run directory knows about a checkpoint in its `checkpoints/` folder.
+fn training_facts(checkpoint: &Path, generation: Option<u32>) -> BTreeMap<String, String> {
+    let mut facts = BTreeMap::new();
+    let Some(run) = checkpoint.parent().filter(|p| p.ends_with("checkpoints")).and_then(Path::parent) else { return facts };
+    let Some(generation) = generation else { return facts };
+    if let Ok(metrics) = read_metrics(&run.join("metrics.csv"), generation) {
+        if let Some(row) = metrics.iter().rfind(|r| r.generation == generation) {
+            facts.insert("training_games".into(), row.total_games.to_string());
+            facts.insert("training_positions".into(), row.total_positions.to_string());
+            facts.insert("training_hours".into(), format!("{:.2}", row.wall_seconds / 3600.0));
+        }
+    }
+    if let Ok(ratings) = read_ratings(&run.join("ratings").join("ratings.csv")) {
+        if let Some(row) = ratings.iter().find(|r| r.player == checkpoint_name(generation)) {
+            facts.insert("elo".into(), format!("{:.0}", row.elo));
+            facts.insert("elo_error".into(), format!("{:.0}", row.error));
+            facts.insert("elo_reference".into(), "training rating games: random = 0, checkpoints at the run's evaluation simulations".into());
+        }
+    }
+    if let Ok(config) = std::fs::read_to_string(run.join("config.toml")) {
+        facts.insert("training_config".into(), config);
+    }
+    facts
+}
+
+pub fn export(args: ExportArgs) -> anyhow::Result<()> {
+    let (mut network, metadata) = Network::load(&args.checkpoint, tch::Device::Cpu)?;
+    let generation: Option<u32> = metadata.get("generation").and_then(|g| g.parse().ok());
+    let mut agent = metadata.clone();
+    agent.remove("format");
+    agent.remove("net_config");
+    agent.extend(training_facts(&args.checkpoint, generation));
+    agent.insert("source".into(), args.checkpoint.display().to_string());
+    agent.insert("exported_by".into(), format!("epaminondas {}", env!("CARGO_PKG_VERSION")));
+    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    network.save(&args.out, &agent)?;
+    println!("agent: {}", args.out.display());
+
+    let rules: crate::game::Rules = agent.get("rules").and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
+    if !args.no_torchscript {
+        let module = args.out.with_extension("pt");
+        export_torchscript(&mut network, &module, rules.width, rules.height)?;
+        println!("TorchScript: {}", module.display());
+    }
+    let card = args.out.with_extension("md");
+    if !card.exists() {
+        let name = args.out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut text = format!("# {name}\n\nExported from `{}` by epaminondas {}.\n\n", args.checkpoint.display(), env!("CARGO_PKG_VERSION"));
+        text += &format!("- Network: {:?}\n- Rules: {rules}\n", network.config);
+        for key in ["generation", "training_games", "training_positions", "training_hours", "elo", "elo_error"] {
+            if let Some(value) = agent.get(key) {
+                text += &format!("- {}: {value}\n", key.replace('_', " "));
+            }
+        }
+        text += "\n## Strength\n\nTo be measured with `epaminondas match` (at least 100 games per opponent) and recorded here.\n";
+        if let Some(config) = agent.get("training_config") {
+            text += &format!("\n## Training configuration\n\n```toml\n{config}```\n");
+        }
+        crate::util::write_atomically(&card, text.as_bytes()).with_context(|| format!("cannot write {}", card.display()))?;
+        println!("card: {}", card.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! `play`: a person against an agent in the terminal. Reads commands line by line from stdin,
+//! so a game can also be piped in.
+
+use super::rules_cmds::{parse_size, parse_symmetry};
+use crate::game::diagram::{diagram_with_captures, Style};
+use crate::game::{Bitboard, Color, GameRecord, Move, Position, Rules, Status, SymmetryRule};
+use crate::nn::DeviceChoice;
+use crate::players::{best_shipped_agent, trained_rules, Limit, Player, PlayerKind, PlayerSpec};
+use anyhow::Context;
+use clap::Args;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which player to face and under which rules (shared by `play` and `engine`).
+#[derive(Args, Debug, Clone)]
+pub struct AgentArgs {
+    /// An exported agent or any checkpoint (default: the best agent in models/, else alphabeta).
+    #[arg(long)]
+    pub agent: Option<PathBuf>,
+    /// Any player instead of an agent: random, greedy, alphabeta:depth=5, mcts-rollout, net:PATH.
+    #[arg(long, conflicts_with = "agent")]
+    pub player: Option<PlayerSpec>,
+    /// Simulations (or searched positions) per move.
+    #[arg(long)]
+    pub sims: Option<u64>,
+    /// Seconds per move.
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Board size; default: the agent's, else 14x12.
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<(u8, u8)>,
+    /// Reading of the anti-copycat rule; default: the agent's, else mirror.
+    #[arg(long, value_parser = parse_symmetry)]
+    pub symmetry: Option<SymmetryRule>,
+    /// Plies after which the game is a draw (0: none); default: the agent's training cap, else none.
+    #[arg(long)]
+    pub ply_cap: Option<u16>,
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+}
+
+impl AgentArgs {
+    /// The player spec and the rules to play under.
+    pub fn resolve(&self) -> anyhow::Result<(PlayerSpec, Rules)> {
+        let mut spec = match (&self.player, &self.agent) {
+            (Some(spec), _) => spec.clone(),
+            (None, Some(path)) => PlayerSpec { kind: PlayerKind::Net(path.clone()), limit: Limit::default(), c_puct: None, text: format!("net:{}", path.display()) },
+            (None, None) => match best_shipped_agent(std::path::Path::new("models")) {
+                Some(path) => {
+                    eprintln!("playing the best shipped agent, {}", path.display());
+                    PlayerSpec { kind: PlayerKind::Net(path.clone()), limit: Limit::default(), c_puct: None, text: format!("net:{}", path.display()) }
+                }
+                None => {
+                    eprintln!("no agent is shipped in models/ yet: playing the alphabeta player instead");
+                    "alphabeta".parse()?
+                }
+            },
+        };
+        if let Some(nodes) = self.sims {
+            spec.limit.nodes = Some(nodes.max(1));
+        }
+        if let Some(seconds) = self.time {
+            anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--time must be a positive number of seconds");
+            spec.limit.time = Some(Duration::from_secs_f64(seconds));
+        }
+        let trained = match &spec.kind {
+            PlayerKind::Net(path) => trained_rules(path)?,
+            _ => None,
+        };
+        let base = trained.unwrap_or_default();
+        let (width, height) = self.size.unwrap_or((base.width, base.height));
+        let rules = Rules {
+            width,
+            height,
+            symmetry: self.symmetry.unwrap_or(base.symmetry),
+            ply_cap: match self.ply_cap {
+                Some(0) => None,
+                Some(cap) => Some(cap),
+                None => base.ply_cap,
+            },
+        };
+        rules.validate()?;
+        Ok((spec, rules))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// The colour you play.
+    #[arg(long = "as", value_enum, default_value_t = Side::White)]
+    pub side: Side,
+    /// Plain ASCII board even on a terminal.
+    #[arg(long)]
+    pub plain: bool,
+    /// Where the game record goes (default: games/play-UNIXTIME.txt).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    White,
+    Black,
+}
+
+const HELP: &str = "\
+commands:
+  <move>        a move in notation: a1-a3, a1xa3 or the tail,head-destination form f1,g2-h3
+  moves [SQ]    legal moves (all, or those of the phalanxes whose tail is on SQ)
+  hint          the agent's suggestion for you
+  undo          take back your last move and the agent's reply
+  resign        give up the game
+  help          this text
+  quit          leave (the record is saved)";
+
+/// The game in progress: its start, moves, and what to draw.
+struct Game {
+    start: Position,
+    moves: Vec<Move>,
+}
+
+impl Game {
+    fn position(&self) -> Position {
+        self.moves.iter().fold(self.start, |p, mv| p.play_unchecked(*mv))
+    }
+
+    /// Squares of the last move, and of the pieces it captured.
+    fn last_move_marks(&self) -> (Bitboard, Bitboard) {
+        let Some(&last) = self.moves.last() else { return (Bitboard::EMPTY, Bitboard::EMPTY) };
+        let before = self.moves[..self.moves.len() - 1].iter().fold(self.start, |p, mv| p.play_unchecked(*mv));
+        let after = before.play_unchecked(last);
+        let victim = before.side_to_move().opponent();
+        let captured = before.pieces(victim) & !after.pieces(victim);
+        (Bitboard::from_square(last.from) | Bitboard::from_square(last.to()), captured)
+    }
+}
+
+fn describe_status(position: &Position) -> Option<String> {
+    match position.status() {
+        Status::Ongoing => None,
+        Status::Draw => Some("the game is drawn (ply cap)".into()),
+        Status::Won { winner, reason } => Some(format!("{winner} wins ({})", match reason {
+            crate::game::WinReason::BackRow => "more pieces on the far row at the start of the turn",
+            crate::game::WinReason::NoMoves => "the opponent cannot move",
+        })),
+    }
+}
+
+pub fn play(args: PlayArgs) -> anyhow::Result<()> {
+    let (spec, rules) = args.agent.resolve()?;
+    let mut agent: Box<dyn Player> = spec.build(args.agent.device, std::process::id() as u64)?;
+    let human = if args.side == Side::White { Color::White } else { Color::Black };
+    let style = if !args.plain && std::io::stdout().is_terminal() { Style::Ansi } else { Style::Plain };
+    let mut game = Game { start: Position::start(rules)?, moves: Vec::new() };
+    let mut resigned = None;
+    let mut out = std::io::stdout();
+    writeln!(out, "You play {human} against {} on {rules}. Type `help` for commands.", agent.name())?;
+    let mut lines = std::io::stdin().lock().lines();
+    loop {
+        let position = game.position();
+        if position.status() == Status::Ongoing && position.side_to_move() != human {
+            let decision = agent.choose(&position, Limit::default());
+            let notation = position.notation(decision.mv);
+            game.moves.push(decision.mv);
+            let chance = decision.value.map(|v| format!(" (its winning chance: {:.0}%)", 50.0 * (v + 1.0))).unwrap_or_default();
+            writeln!(out, "{} plays {notation}{chance}", agent.name())?;
+            continue;
+        }
+        let (marks, captured) = game.last_move_marks();
+        write!(out, "{}", diagram_with_captures(&position, marks, captured, style))?;
+        if let Some(result) = describe_status(&position) {
+            writeln!(out, "{result}")?;
+            break;
+        }
+        write!(out, "{} to move ({}), move {}> ", position.side_to_move(), if position.side_to_move() == human { "you" } else { "agent" }, position.ply() / 2 + 1)?;
+        out.flush()?;
+        let Some(line) = lines.next() else {
+            writeln!(out, "\nend of input: leaving the game unfinished")?;
+            break;
+        };
+        let line = line?;
+        let (command, rest) = line.trim().split_once(' ').map_or((line.trim(), ""), |(c, r)| (c, r.trim()));
+        match command {
+            "" => {}
+            "help" => writeln!(out, "{HELP}")?,
+            "quit" => break,
+            "resign" => {
+                resigned = Some(human);
+                writeln!(out, "You resign: {} wins.", human.opponent())?;
+                break;
+            }
+            "undo" => {
+                let human_first = game.start.side_to_move() == human;
+                let human_moves = if human_first { game.moves.len().div_ceil(2) } else { game.moves.len() / 2 };
+                if human_moves == 0 {
+                    writeln!(out, "nothing to take back")?;
+                } else {
+                    // Back to the position before your last move: the agent's reply goes too.
+                    while game.moves.pop().is_some() && game.position().side_to_move() != human {}
+                    agent.new_game(game.moves.len() as u64);
+                    writeln!(out, "taken back")?;
+                }
+            }
+            "hint" => {
+                let decision = agent.choose(&position, Limit::default());
+                let chance = decision.value.map(|v| format!(", your winning chance {:.0}%", 50.0 * (v + 1.0))).unwrap_or_default();
+                writeln!(out, "hint: {}{chance}", position.notation(decision.mv))?;
+            }
+            "moves" => {
+                let from = if rest.is_empty() { None } else { crate::game::Square::parse(rest, rules.width, rules.height).map(Some).unwrap_or(None) };
+                if !rest.is_empty() && from.is_none() {
+                    writeln!(out, "{rest:?} is not a square of this board")?;
+                } else {
+                    let listed: Vec<String> = position.legal_moves().into_iter().filter(|mv| from.is_none_or(|f| mv.from == f)).map(|mv| position.notation(mv)).collect();
+                    if listed.is_empty() {
+                        writeln!(out, "no legal moves{}", if from.is_some() { " from there" } else { "" })?;
+                    } else {
+                        writeln!(out, "{}", listed.join(" "))?;
+                    }
+                }
+            }
+            text => match position.parse_move(text) {
+                Ok(mv) => game.moves.push(mv),
+                Err(error) => writeln!(out, "{text}: {error}. Type `moves` for the legal moves or `help`.")?,
+            },
+        }
+    }
+
+    let (white, black) = if human == Color::White { ("you".to_string(), agent.name()) } else { (agent.name(), "you".to_string()) };
+    let mut record = GameRecord::new(&white, &black, game.start, game.moves);
+    if let Some(loser) = resigned {
+        record = record.resigned(loser);
+    }
+    let path = args.record.unwrap_or_else(|| {
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        PathBuf::from(format!("games/play-{stamp}.txt"))
+    });
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    crate::util::write_atomically(&path, format!("{record}\n").as_bytes()).with_context(|| format!("cannot save the record to {}", path.display()))?;
+    writeln!(out, "game record saved to {}", path.display())?;
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! A UCI-style line protocol, so GUIs, scripts and referees can play any of our players.
+//! The session is pure (lines in, lines out) and the command-line front end only feeds it
+//! stdin; tests drive it directly.
+//!
+//! ```text
+//! uci                          -> id name ..., id author ..., option ..., uciok
+//! isready                      -> readyok
+//! ucinewgame                   (forgets trees and tables; the position returns to the start)
+//! setoption name N value V     Player (a player spec), Nodes, MoveTime (ms), Depth, PlyCap, Symmetry
+//! position startpos [moves m1 m2 ...]
+//! position fen <position text> [moves m1 m2 ...]
+//! go [nodes N] [movetime MS] [depth D] [wtime MS btime MS winc MS binc MS movestogo N] [infinite]
+//!                              -> info ... , bestmove <move>   (bestmove none when the game is over)
+//! stop                         (searches are synchronous and bounded, so there is never one to stop)
+//! quit
+//! ```
+//! Moves are in Abbott's notation (`a1-a3`, `h12xh9`, or `f1,g2-h3`). Anything malformed or
+//! illegal is answered with `info string error: ...` and changes nothing.
+
+use crate::game::{Color, Position, Rules, Status, SymmetryRule};
+use crate::nn::DeviceChoice;
+use crate::players::{Limit, Player, PlayerSpec};
+use std::time::Duration;
+
+/// One protocol session: the player, the rules, the current position and default limits.
+pub struct EngineSession {
+    spec: PlayerSpec,
+    player: Box<dyn Player>,
+    device: DeviceChoice,
+    rules: Rules,
+    position: Position,
+    /// Limits set by `setoption`, used when `go` names none.
+    limit: Limit,
+    games: u64,
+    pub finished: bool,
+}
+
+/// Splits off the first word.
+fn first_word(text: &str) -> (&str, &str) {
+    let text = text.trim();
+    match text.split_once(char::is_whitespace) {
+        Some((word, rest)) => (word, rest.trim()),
+        None => (text, ""),
+    }
+}
+
+impl EngineSession {
+    pub fn new(spec: PlayerSpec, device: DeviceChoice, rules: Rules) -> Result<EngineSession, String> {
+        let player = spec.build(device, 1).map_err(|e| e.to_string())?;
+        let position = Position::start(rules).map_err(|e| e.to_string())?;
+        Ok(EngineSession { spec, player, device, rules, position, limit: Limit::default(), games: 0, finished: false })
+    }
+
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// Handles one input line and returns the lines to print.
+    pub fn handle(&mut self, line: &str) -> Vec<String> {
+        let (command, rest) = first_word(line);
+        let result = match command {
+            "" => Ok(Vec::new()),
+            "uci" => Ok(self.identify()),
+            "isready" => Ok(vec!["readyok".into()]),
+            "ucinewgame" => {
+                self.games += 1;
+                self.player.new_game(self.games);
+                self.position = Position::start(self.rules).expect("rules were validated");
+                Ok(Vec::new())
+            }
+            "setoption" => self.set_option(rest).map(|_| Vec::new()),
+            "position" => self.set_position(rest).map(|_| Vec::new()),
+            "go" => self.go(rest),
+            "stop" => Ok(Vec::new()),
+            "quit" => {
+                self.finished = true;
+                Ok(Vec::new())
+            }
+            other => Err(format!("unknown command {other:?} (uci, isready, ucinewgame, setoption, position, go, stop, quit)")),
+        };
+        result.unwrap_or_else(|error| vec![format!("info string error: {error}")])
+    }
+
+    fn identify(&self) -> Vec<String> {
+        vec![
+            format!("id name epaminondas {} ({})", env!("CARGO_PKG_VERSION"), self.player.name()),
+            "id author the epaminondas developers".into(),
+            format!("option name Player type string default {}", self.spec),
+            "option name Nodes type spin default 0 min 0 max 100000000".into(),
+            "option name MoveTime type spin default 0 min 0 max 3600000".into(),
+            "option name Depth type spin default 0 min 0 max 64".into(),
+            format!("option name PlyCap type spin default {} min 0 max 65535", self.rules.ply_cap.unwrap_or(0)),
+            format!("option name Symmetry type combo default {} var mirror var rotation var both var off", self.rules.symmetry),
+            format!("info string board {}x{}", self.rules.width, self.rules.height),
+            "uciok".into(),
+        ]
+    }
+
+    fn set_option(&mut self, text: &str) -> Result<(), String> {
+        let text = text.strip_prefix("name").ok_or("setoption needs `name <option> value <value>`")?.trim();
+        let (name, value) = match text.split_once(" value ") {
+            Some((name, value)) => (name.trim(), value.trim()),
+            None => (text, ""),
+        };
+        let number = |v: &str| v.parse::<u64>().map_err(|_| format!("option {name} needs a whole number, not {v:?}"));
+        match name.to_ascii_lowercase().as_str() {
+            "player" => {
+                let spec: PlayerSpec = value.parse().map_err(|e: crate::players::SpecError| e.to_string())?;
+                self.player = spec.build(self.device, self.games).map_err(|e| e.to_string())?;
+                self.spec = spec;
+            }
+            "nodes" => self.limit.nodes = Some(number(value)?).filter(|&n| n > 0),
+            "movetime" => self.limit.time = Some(number(value)?).filter(|&t| t > 0).map(Duration::from_millis),
+            "depth" => self.limit.depth = Some(number(value)? as u32).filter(|&d| d > 0),
+            "plycap" => {
+                let cap = number(value)?;
+                let cap = u16::try_from(cap).map_err(|_| format!("PlyCap must be at most 65535, not {cap}"))?;
+                self.set_rules(Rules { ply_cap: (cap > 0).then_some(cap), ..self.rules })?;
+            }
+            "symmetry" => {
+                let symmetry = SymmetryRule::from_name(value).ok_or_else(|| format!("Symmetry must be mirror, rotation, both or off, not {value:?}"))?;
+                self.set_rules(Rules { symmetry, ..self.rules })?;
+            }
+            _ => return Err(format!("unknown option {name:?} (Player, Nodes, MoveTime, Depth, PlyCap, Symmetry)")),
+        }
+        Ok(())
+    }
+
+    fn set_rules(&mut self, rules: Rules) -> Result<(), String> {
+        let position = self.position.with_rules(rules).map_err(|e| e.to_string())?;
+        self.rules = rules;
+        self.position = position;
+        Ok(())
+    }
+
+    /// `startpos [moves ...]` or `fen <text> [moves ...]`. Only a fully valid command changes the
+    /// position.
+    fn set_position(&mut self, text: &str) -> Result<(), String> {
+        let (setup, moves) = match text.split_once(" moves") {
+            Some((setup, moves)) => (setup.trim(), Some(moves)),
+            None if text.trim_end().ends_with("moves") => (text.trim_end().trim_end_matches("moves").trim(), Some("")),
+            None => (text.trim(), None),
+        };
+        let (kind, rest) = first_word(setup);
+        let mut position = match kind {
+            "startpos" if rest.is_empty() => Position::start(self.rules).map_err(|e| e.to_string())?,
+            "fen" => Position::parse(rest, self.rules).map_err(|e| format!("position fen: {e}"))?,
+            _ => return Err("position needs `startpos` or `fen <position text>`, then optionally `moves ...`".into()),
+        };
+        for (i, text) in moves.unwrap_or("").split_whitespace().enumerate() {
+            if position.status() != Status::Ongoing {
+                return Err(format!("move {} ({text}): the game is already over", i + 1));
+            }
+            let mv = position.parse_move(text).map_err(|e| format!("move {} ({text}): {e}", i + 1))?;
+            position = position.play_unchecked(mv);
+        }
+        self.position = position;
+        Ok(())
+    }
+
+    /// The limit for a `go` command: what it names, else the session's options, else the
+    /// player's own. A clock (`wtime`/`btime`) gives a share of the remaining time.
+    fn go_limit(&self, text: &str) -> Result<Limit, String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let mut limit = Limit::default();
+        let mut clock = [None::<u64>; 2];
+        let mut increment = [0u64; 2];
+        let mut moves_to_go = None;
+        let mut i = 0;
+        while i < words.len() {
+            let key = words[i];
+            if key == "infinite" || key == "ponder" {
+                i += 1;
+                continue;
+            }
+            let value = words.get(i + 1).ok_or_else(|| format!("go: {key} needs a value"))?;
+            let number = value.parse::<u64>().map_err(|_| format!("go: {key} needs a whole number, not {value:?}"))?;
+            match key {
+                "nodes" => limit.nodes = Some(number.max(1)),
+                "movetime" => limit.time = Some(Duration::from_millis(number.max(1))),
+                "depth" => limit.depth = Some((number as u32).clamp(1, 64)),
+                "wtime" => clock[0] = Some(number),
+                "btime" => clock[1] = Some(number),
+                "winc" => increment[0] = number,
+                "binc" => increment[1] = number,
+                "movestogo" => moves_to_go = Some(number.max(1)),
+                _ => return Err(format!("go: unknown parameter {key:?}")),
+            }
+            i += 2;
+        }
+        let side = if self.position.side_to_move() == Color::White { 0 } else { 1 };
+        if let (Some(remaining), None) = (clock[side], limit.time) {
+            // A fixed share of what is left (a game runs about 60 of our moves), never more than
+            // half of it, plus most of the increment.
+            let share = remaining / moves_to_go.unwrap_or(30) + increment[side] * 3 / 4;
+            limit.time = Some(Duration::from_millis(share.min(remaining / 2).max(1)));
+        }
+        Ok(limit.or(self.limit))
+    }
+
+    fn go(&mut self, text: &str) -> Result<Vec<String>, String> {
+        let limit = self.go_limit(text)?;
+        if self.position.status() != Status::Ongoing {
+            return Ok(vec!["info string the game is over".into(), "bestmove none".into()]);
+        }
+        let decision = self.player.choose(&self.position, limit);
+        let mut info = vec!["info".to_string()];
+        if let Some(depth) = decision.depth {
+            info.push(format!("depth {depth}"));
+        }
+        info.push(format!("nodes {}", decision.nodes));
+        if let Some(value) = decision.value {
+            // Centi-units of the [-1, 1] value, so GUIs that only read `score cp` show something.
+            info.push(format!("score cp {} winprob {:.3}", (value * 100.0).round() as i32, (value + 1.0) / 2.0));
+        }
+        let mut line = self.position;
+        let mut pv = Vec::new();
+        for mv in &decision.principal_variation {
+            if line.status() != Status::Ongoing || line.check(*mv).is_err() {
+                break;
+            }
+            pv.push(line.notation(*mv));
+            line = line.play_unchecked(*mv);
+        }
+        if !pv.is_empty() {
+            info.push(format!("pv {}", pv.join(" ")));
+        }
+        Ok(vec![info.join(" "), format!("bestmove {}", self.position.notation(decision.mv))])
+    }
+}

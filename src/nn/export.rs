@@ -1,0 +1,28 @@
+//! TorchScript export, so Python or C++ users can run a network without our code.
+//!
+//! The traced module takes one float32 tensor `[batch, 7, height, width]` (the planes of
+//! [`crate::encode`], from the side to move's view, Black's boards flipped vertically) and
+//! returns one tensor `[batch, 64 * height * width + 3]` (TorchScript methods return a single
+//! value): first the policy logits, plane `dir * 8 + distance - 1` over the tail square (see
+//! `encode::move_index`), then the win/draw/loss probabilities for the side to move.
+
+use super::{NetError, Network};
+use crate::encode::INPUT_PLANES;
+use std::path::Path;
+use tch::{Kind, Tensor};
+
+pub fn export_torchscript(network: &mut Network, path: &Path, width: u8, height: u8) -> Result<(), NetError> {
+    network.vs.freeze();
+    let example = Tensor::zeros([1, INPUT_PLANES as i64, height as i64, width as i64], (Kind::Float, network.device()));
+    let model = &network.model;
+    let mut forward = |inputs: &[Tensor]| {
+        let (policy, wdl) = model.forward_t(&inputs[0], false);
+        vec![Tensor::cat(&[policy, wdl.softmax(-1, Kind::Float)], 1)]
+    };
+    let module = tch::no_grad(|| tch::CModule::create_by_tracing("EpaminondasNet", "forward", &[example], &mut forward))?;
+    network.vs.unfreeze();
+    // libtorch writes in place; write beside the target and rename, as for every other file.
+    let temp = path.with_extension(format!("pt.tmp-{}", std::process::id()));
+    module.save(&temp)?;
+    std::fs::rename(&temp, path).map_err(|source| NetError::Io { path: path.to_path_buf(), source })
+}
