@@ -20,9 +20,12 @@ pub fn export_torchscript(network: &mut Network, path: &Path, width: u8, height:
         vec![Tensor::cat(&[policy, wdl.softmax(-1, Kind::Float)], 1)]
     };
     let module = tch::no_grad(|| tch::CModule::create_by_tracing("EpaminondasNet", "forward", &[example], &mut forward))?;
-    network.vs.unfreeze();
     // libtorch writes in place; write beside the target and rename, as for every other file.
     let temp = path.with_extension(format!("pt.tmp-{}", std::process::id()));
-    module.save(&temp)?;
+    let saved = module.save(&temp);
+    // The module holds the very weight tensors as constants, and TorchScript refuses to load
+    // constants that require gradients: unfreeze only after saving.
+    network.vs.unfreeze();
+    saved?;
     std::fs::rename(&temp, path).map_err(|source| NetError::Io { path: path.to_path_buf(), source })
 }

@@ -1,0 +1,196 @@
+//! The ways people and programs use an agent: the engine protocol, terminal play, export.
+
+use epaminondas::engine::EngineSession;
+use epaminondas::game::{GameRecord, Position, RecordResult, Rules, Status};
+use epaminondas::nn::{model::NetConfig, DeviceChoice, Network};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn rules(cap: u16) -> Rules {
+    Rules { ply_cap: Some(cap), ..Rules::default() }
+}
+
+fn session(spec: &str, cap: u16) -> EngineSession {
+    EngineSession::new(spec.parse().unwrap(), DeviceChoice::Cpu, rules(cap)).unwrap()
+}
+
+fn bestmove(replies: &[String]) -> String {
+    let last = replies.last().expect("go answers");
+    last.strip_prefix("bestmove ").unwrap_or_else(|| panic!("no bestmove in {replies:?}")).to_string()
+}
+
+/// A whole game between two engines, refereed move by move from outside: every move the
+/// engines send must be legal in the referee's position.
+#[test]
+fn engines_play_a_refereed_game() {
+    let mut white = session("greedy", 80);
+    let mut black = session("random", 80);
+    for engine in [&mut white, &mut black] {
+        let replies = engine.handle("uci");
+        assert_eq!(replies.last().unwrap(), "uciok");
+        assert!(replies[0].starts_with("id name epaminondas"));
+        assert_eq!(engine.handle("isready"), ["readyok"]);
+        assert!(engine.handle("ucinewgame").is_empty());
+    }
+    let mut referee = Position::start(rules(80)).unwrap();
+    let mut moves: Vec<String> = Vec::new();
+    while referee.status() == Status::Ongoing {
+        let engine = if referee.side_to_move() == epaminondas::game::Color::White { &mut white } else { &mut black };
+        assert!(engine.handle(&format!("position startpos moves {}", moves.join(" "))).is_empty());
+        assert_eq!(engine.position(), &referee, "the engine's position follows the moves sent");
+        let text = bestmove(&engine.handle("go nodes 50"));
+        let mv = referee.parse_move(&text).unwrap_or_else(|e| panic!("engine sent {text}: {e}"));
+        referee = referee.play(mv).unwrap();
+        moves.push(text);
+    }
+    // The game is over: the engine says so instead of moving.
+    white.handle(&format!("position startpos moves {}", moves.join(" ")));
+    assert_eq!(bestmove(&white.handle("go")), "none");
+}
+
+#[test]
+fn engine_errors_are_reported_and_change_nothing() {
+    let mut engine = session("alphabeta:depth=1", 300);
+    engine.handle("position startpos moves a1-a3");
+    let before = *engine.position();
+    for (command, expected) in [
+        ("position startpos moves a1-a3 a1-a2", "move 2"),
+        ("position startpos moves zz", "move 1"),
+        ("position fen 14/14 w", "position fen"),
+        ("position sideways", "startpos"),
+        ("go nodes many", "whole number"),
+        ("go wtime", "needs a value"),
+        ("setoption name Depth value deep", "whole number"),
+        ("setoption name Colour value red", "unknown option"),
+        ("setoption name Player value minimax", "unknown kind"),
+        ("dance", "unknown command"),
+    ] {
+        let replies = engine.handle(command);
+        assert_eq!(replies.len(), 1, "{command}: {replies:?}");
+        assert!(replies[0].starts_with("info string error:") && replies[0].contains(expected), "{command}: {replies:?}");
+        assert_eq!(engine.position(), &before, "{command} changed the position");
+    }
+    // A good command still works afterwards, and a position text with moves is read.
+    let fen = "14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w";
+    assert!(engine.handle(&format!("position fen {fen} moves a11-a12")).is_empty());
+    assert_eq!(engine.position().side_to_move(), epaminondas::game::Color::Black);
+    let replies = engine.handle("go depth 2");
+    assert!(replies[0].starts_with("info depth"), "{replies:?}");
+}
+
+#[test]
+fn engine_binary_speaks_the_protocol() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+        .args(["engine", "--player", "random", "--ply-cap", "300"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"uci\nisready\nposition startpos moves a1-a3\ngo nodes 5\nbogus\nquit\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.contains(&"uciok") && lines.contains(&"readyok"), "{text}");
+    let reply = lines.iter().find_map(|l| l.strip_prefix("bestmove ")).expect("a bestmove");
+    let after = Position::start(rules(300)).unwrap().play(Position::start(rules(300)).unwrap().parse_move("a1-a3").unwrap()).unwrap();
+    assert!(after.parse_move(reply).is_ok(), "{reply} is not legal for Black");
+    assert!(lines.iter().any(|l| l.starts_with("info string error: unknown command")));
+    assert!(output.status.success());
+}
+
+/// A scripted game in the terminal: bad input gets a message and the prompt again, the helpers
+/// answer, undo takes back a move pair, and the record is saved at the end.
+#[test]
+fn scripted_terminal_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("game.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+        .args(["play", "--player", "random", "--as", "white", "--plain", "--ply-cap", "300", "--record"])
+        .arg(&record)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Black cannot reach row 3 in two moves, so these white moves stay legal whatever it plays.
+    let script = "help\nmoves a1\nmoves q99\nz9-a1\na1-a9\na1-a3\nhint\nb1-b3\nc1-c3\nundo\nresign\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
+    for expected in ["commands:", "a1-a2", "is not a square", "z9-a1:", "a1-a9:", "hint: ", "taken back", "You resign", "[B]"] {
+        assert!(text.contains(expected), "missing {expected:?} in\n{text}");
+    }
+    let records = GameRecord::parse_all(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].moves.len(), 4, "a1-a3, reply, b1-b3, reply (c1-c3 and its reply taken back)");
+    assert_eq!(records[0].result, RecordResult::BlackWins);
+    assert_eq!(records[0].white, "you");
+}
+
+/// The TorchScript module computes what the network computes, at any batch size.
+#[test]
+fn torchscript_export_matches_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut network = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(4)).unwrap();
+    // Make the output layers non-zero so the comparison means something.
+    tch::no_grad(|| {
+        for (_, mut variable) in network.vs.variables() {
+            let noise = variable.randn_like() * 0.1;
+            variable.copy_(&(&variable + noise));
+        }
+    });
+    let path = dir.path().join("net.pt");
+    epaminondas::nn::export::export_torchscript(&mut network, &path, 14, 12).unwrap();
+    let module = tch::CModule::load(&path).unwrap();
+    let mut position = Position::standard();
+    let mut positions = Vec::new();
+    for _ in 0..3 {
+        positions.push(position);
+        position = position.play_unchecked(position.legal_moves()[7]);
+    }
+    let refs: Vec<&Position> = positions.iter().collect();
+    let inputs = epaminondas::nn::encode_batch(&refs);
+    let (policy, wdl) = network.infer(&inputs, 3, 14, 12);
+    let xs = tch::Tensor::from_slice(&inputs).view([3, 7, 12, 14]);
+    let out = tch::no_grad(|| module.forward_ts(&[xs]).unwrap());
+    assert_eq!(out.size(), [3, 64 * 12 * 14 + 3]);
+    let out = Vec::<f32>::try_from(&out.flatten(0, -1)).unwrap();
+    let width = 64 * 12 * 14 + 3;
+    for i in 0..3 {
+        for j in 0..64 * 12 * 14 {
+            assert!((out[i * width + j] - policy[i * (width - 3) + j]).abs() < 1e-4);
+        }
+        for k in 0..3 {
+            assert!((out[i * width + width - 3 + k] - wdl[i * 3 + k]).abs() < 1e-5);
+        }
+    }
+}
+
+/// `export` of a run's checkpoint carries the rules and training facts; `play` and `engine`
+/// read the rules back from the agent.
+#[test]
+fn exported_agents_carry_their_rules_and_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let binary = env!("CARGO_BIN_EXE_epaminondas");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
+    let status = Command::new(binary).args(["train", "--config", config, "--generations", "1", "--run"]).arg(&run).stdout(Stdio::null()).status().unwrap();
+    assert!(status.success());
+    let agent = dir.path().join("models/smoke.safetensors");
+    let status = Command::new(binary).arg("export").arg(run.join("checkpoints/gen-000001.safetensors")).arg("--out").arg(&agent).stdout(Stdio::null()).status().unwrap();
+    assert!(status.success());
+    let (_, metadata) = Network::load(&agent, tch::Device::Cpu).unwrap();
+    assert_eq!(metadata["generation"], "1");
+    assert_eq!(metadata["training_games"], "4");
+    assert!(metadata.contains_key("elo") && metadata["training_config"].contains("[selfplay]"));
+    let rules = epaminondas::players::trained_rules(&agent).unwrap().unwrap();
+    assert_eq!(rules.ply_cap, Some(40));
+    assert!(dir.path().join("models/smoke.pt").exists() && dir.path().join("models/smoke.md").exists());
+    assert_eq!(epaminondas::players::best_shipped_agent(&dir.path().join("models")), Some(agent.clone()));
+    // A corrupt agent is refused by name.
+    std::fs::write(dir.path().join("broken.safetensors"), b"not a network").unwrap();
+    let output = Command::new(binary).args(["engine", "--agent"]).arg(dir.path().join("broken.safetensors")).stdin(Stdio::null()).output().unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("broken.safetensors"));
+}
