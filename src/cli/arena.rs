@@ -9,9 +9,9 @@ use crate::nn::{configure_threads, DeviceChoice};
 use crate::players::{Limit, PlayerSpec};
 use anyhow::{bail, Context};
 use clap::Args;
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// Options shared by `match` and `tournament`.
@@ -104,7 +104,7 @@ fn slug(spec: &PlayerSpec) -> String {
 /// Appends records to a file as games finish, so an interrupted match keeps what it played.
 struct RecordSink {
     path: PathBuf,
-    file: Mutex<std::fs::File>,
+    file: RefCell<std::fs::File>,
 }
 
 impl RecordSink {
@@ -113,12 +113,11 @@ impl RecordSink {
             std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
         }
         let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-        Ok(RecordSink { path: path.to_path_buf(), file: Mutex::new(file) })
+        Ok(RecordSink { path: path.to_path_buf(), file: RefCell::new(file) })
     }
 
     fn write(&self, result: &GameResult) {
-        let mut file = self.file.lock().expect("no panics while holding the lock");
-        if let Err(error) = writeln!(file, "{}", result.record) {
+        if let Err(error) = writeln!(self.file.borrow_mut(), "{}", result.record) {
             eprintln!("warning: cannot write to {}: {error}", self.path.display());
         }
     }
