@@ -34,10 +34,14 @@ fn the_interval_shrinks_with_more_games() {
     let (small_width, large_width) = (small.high - small.low, large.high - large.low);
     // About sqrt(10) narrower; more, because the logistic is steeper far from 50%.
     assert!(large_width < small_width / 2.8 && large_width > small_width / 4.5, "{small_width} vs {large_width}");
-    // A clean sweep: infinite estimate, finite lower bound from the rule of three.
+    // A clean sweep: infinite estimate, finite lower bound from the Wilson interval, positive
+    // even for a few games.
     let sweep = tally(100, 0, 0).elo();
     assert_eq!(sweep.elo, f64::INFINITY);
-    assert!((sweep.low - elo_from_score(0.97)).abs() < 1e-9);
+    assert!((sweep.low - 566.2).abs() < 0.1, "{sweep:?}");
+    let short = tally(4, 0, 0).elo();
+    assert!(short.low > 0.0 && short.low < sweep.low, "{short:?}");
+    assert!((tally(0, 0, 10).elo().high + tally(10, 0, 0).elo().low).abs() < 1e-9, "a null score mirrors a perfect one");
 }
 
 #[test]

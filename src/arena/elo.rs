@@ -71,8 +71,9 @@ impl Tally {
 
     /// The Elo difference and its 95% interval: the normal approximation of the mean score
     /// (using the observed win/draw/loss spread) mapped through the logistic curve. A perfect
-    /// or null score gives an infinite estimate with a finite bound on the other side, from the
-    /// rule of three (the true score is at most 1 - 3/n with 95% confidence).
+    /// or null score has no spread to go on; it gives an infinite estimate with the Wilson
+    /// score bound on the other side (n / (n + z^2)), which stays sensible for a handful of
+    /// games, where the rule of three does not.
     pub fn elo(&self) -> EloEstimate {
         let n = self.games() as f64;
         if n == 0.0 {
@@ -81,9 +82,9 @@ impl Tally {
         let s = self.score();
         let half_width = Z95 * (self.per_game_variance() / n).sqrt();
         let (low, high) = if s >= 1.0 {
-            (1.0 - 3.0 / n, 1.0)
+            (n / (n + Z95 * Z95), 1.0)
         } else if s <= 0.0 {
-            (0.0, 3.0 / n)
+            (0.0, Z95 * Z95 / (n + Z95 * Z95))
         } else {
             (s - half_width, s + half_width)
         };
