@@ -1,6 +1,7 @@
-//! Alpha-beta player: negamax with principal variation search, iterative deepening, a
-//! transposition table, and quiescence on captures and far-row entries, over the hand-made
-//! evaluation of [`super::heuristic`].
+//! Alpha-beta player: negamax with principal variation search, iterative deepening, aspiration
+//! windows, a transposition table, late move reductions, and quiescence on captures and far-row
+//! entries, over the hand-made evaluation of [`super::heuristic`]. The table and the move
+//! ordering statistics (killers, history) live as long as the game.
 //!
 //! Exact results come from the rules, never the evaluation: a side to move that has won at the
 //! start of its turn scores a win, a side with no legal move a loss, the ply cap a draw, each
@@ -53,8 +54,8 @@ pub struct Options {
     /// Late quiet moves searched one ply shallower first (late move reductions). 13-15 at
     /// 10,000 nodes, 13-7 at 50,000: it pays as searches deepen.
     pub reductions: bool,
-    /// Aspiration windows around the previous iteration's score. About even (21-28 over two
-    /// budgets); kept for the deeper searches of longer time limits, where it usually pays.
+    /// Aspiration windows around the previous iteration's score. 21-28 over two budgets,
+    /// within the noise of so few games.
     pub aspiration: bool,
     /// The transposition table (off: every node is searched as if new).
     pub table: bool,
@@ -89,11 +90,6 @@ impl AlphaBetaPlayer {
     /// A player with other evaluation weights or search options (for experiments).
     pub fn with_settings(limit: Limit, seed: u64, weights: Weights, options: Options) -> AlphaBetaPlayer {
         AlphaBetaPlayer { limit, rng: StdRng::seed_from_u64(seed), search: Search::new(weights, options) }
-    }
-
-    /// Forgets the transposition table (and move-ordering statistics) as a new game does.
-    pub fn clear(&mut self) {
-        self.search.clear();
     }
 }
 
@@ -153,8 +149,9 @@ impl Entry {
     }
 }
 
-/// One entry per slot, always replaced by an entry of the current search and otherwise only by
-/// one searched at least as deep: the old game's deep results give way to the new move's.
+/// One entry per slot. A new entry replaces one of the same position, one left by an earlier
+/// move's search, or one searched no deeper: within a search deep results are kept, and the
+/// last move's give way to this one's.
 struct Table {
     entries: Vec<Entry>,
     generation: u8,
