@@ -9,6 +9,7 @@
 //! - [`players`]: everything that picks moves (random, greedy, alpha-beta, rollout MCTS, networks).
 //! - [`arena`]: matches, Elo with intervals, SPRT, tournaments with fitted ratings.
 //! - [`engine`]: the UCI-style protocol session (pure: lines in, lines out).
+//! - [`serve`]: play in the browser: a JSON API over games and an agent, a static page.
 //! - [`replay`]: training samples, the point-of-view flip, the on-disk replay buffer.
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
 //! - [`train`]: losses, optimiser, training steps.
@@ -27,6 +28,7 @@ pub mod nn;
 pub mod players;
 pub mod arena;
 pub mod engine;
+pub mod serve;
 pub mod util;
 pub mod replay;
 pub mod selfplay;

@@ -6,6 +6,7 @@ mod engine;
 mod export;
 mod play;
 mod rules_cmds;
+mod serve;
 mod train;
 
 use clap::{Parser, Subcommand};
@@ -33,6 +34,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Plays against an agent (or any player) in the terminal.
     Play(play::PlayArgs),
+    /// Serves a page on localhost for playing against an agent in the browser.
+    Serve(serve::ServeArgs),
     /// Speaks a UCI-style protocol on stdin/stdout for GUIs, scripts and referees.
     Engine(engine::EngineArgs),
     /// Writes a checkpoint as a self-contained agent (plus TorchScript and a draft card).
@@ -66,6 +69,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Bench(args) => bench::bench(args),
         Command::Play(args) => play::play(args),
+        Command::Serve(args) => serve::serve(args),
         Command::Engine(args) => engine::engine(args),
         Command::Export(args) => export::export(args),
         Command::Perft(args) => rules_cmds::perft(args),
