@@ -1,11 +1,13 @@
 //! The rules of Epaminondas, and nothing else: no search, no network.
 //!
 //! `square` and `bitboard` are the vocabulary; `rules` holds the rule options and board
-//! geometry; `position` the game state, move legality and playing; `movegen` the fast generator;
+//! geometry; `position` the game state, move legality and playing; `movegen` the fast generator; `forced`
+//! the results certain one move ahead;
 //! `notation` and `record` the text formats; `perft` the generator's check.
 
 mod bitboard;
 pub mod diagram;
+mod forced;
 mod movegen;
 mod notation;
 mod perft;
@@ -16,6 +18,7 @@ mod square;
 mod zobrist;
 
 pub use bitboard::Bitboard;
+pub use forced::Forced;
 pub use notation::{MoveError, MoveText, ParsePositionError};
 pub use perft::{divide, perft};
 pub use position::{mirror_move, Color, IllegalMove, Move, MoveEffect, Position, SetupError, Status, WinReason};

@@ -116,12 +116,17 @@ impl Position {
         true
     }
 
-    /// Heads in `group` whose landing square is on the mover's far row (the only moves the
-    /// symmetry rule can forbid).
+    /// Heads in `group` whose landing square is on the mover's far row, where the symmetry rule
+    /// is on (the only moves it can forbid).
     fn far_row_heads(&self, group: Group) -> Bitboard {
         if self.rules().symmetry == SymmetryRule::Off {
             return Bitboard::EMPTY;
         }
+        self.far_row_landings(group)
+    }
+
+    /// Heads in `group` whose landing square is on the mover's far row.
+    fn far_row_landings(&self, group: Group) -> Bitboard {
         let (_, dr) = group.dir.delta();
         let (_, forward) = self.side_to_move().forward().delta();
         if dr != forward {
@@ -187,6 +192,20 @@ impl Position {
         self.visit_groups(|group| {
             let far = self.far_row_heads(group);
             found = (group.heads & !far).any() || Group { heads: far, ..group }.moves().any(|mv| !self.violates_symmetry_rule(mv));
+            !found
+        });
+        found
+    }
+
+    /// Whether some pseudo-legal move lands a phalanx head on the side to move's far row (the
+    /// symmetry rule is not checked: callers verify the moves they find).
+    pub(super) fn can_enter_far_row(&self) -> bool {
+        if self.is_finished_at_start() {
+            return false;
+        }
+        let mut found = false;
+        self.visit_groups(|group| {
+            found = self.far_row_landings(group).any();
             !found
         });
         found

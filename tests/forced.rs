@@ -1,0 +1,117 @@
+//! Results certain one move ahead (`Position::forced`), against hand-built positions and
+//! against a brute-force two-ply search over positions from random games.
+
+use epaminondas::game::*;
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::SeedableRng;
+
+fn pos(text: &str) -> Position {
+    text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn pos_with(text: &str, rules: Rules) -> Position {
+    Position::parse(text, rules).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+/// From a game of the arena (greedy against a network): Black's five-piece column on j has an
+/// open file to j1, but a piece there can be taken by White's pairs on row 1.
+const BLACK_RUNS: &str = "1bbbbb4b1bb/b1bbb1bb2bb2/2b1b3bb4/3b4bbb3/3ww4b4/4w4b4/4w4b4/14/3w10/14/www3www2www/www4ww1wwww b 17";
+
+#[test]
+fn a_run_that_can_be_taken_is_not_decided() {
+    let p = pos(BLACK_RUNS);
+    assert_eq!(p.forced(), None);
+    let after = p.play(p.parse_move("j10-j5").unwrap()).unwrap();
+    assert_eq!(after.forced(), None);
+    let repairs: Vec<String> = after.legal_moves().into_iter().filter(|&mv| !after.play_unchecked(mv).side_to_move_has_won()).map(|mv| after.notation(mv)).collect();
+    assert_eq!(repairs, ["h1xi1", "l1xk1", "m1xl1", "n1xm1"]);
+}
+
+#[test]
+fn a_lead_that_can_be_captured_is_not_decided() {
+    // Black's h1 is on White's home row. White's f1-g1 pair captures it; a lone g1 cannot.
+    let capturable = pos("b13/14/14/14/14/14/14/14/14/14/14/5wwb6 w");
+    assert_eq!(capturable.forced(), None);
+    let lost = pos("b13/14/14/14/14/14/14/14/14/14/14/6wb6 w");
+    assert_eq!(lost.forced(), Some(Forced::Loss));
+}
+
+#[test]
+fn a_lead_that_can_be_matched_is_not_decided() {
+    // Black leads with h1, but White's six-piece column on a runs to a12 and evens the count.
+    let p = pos("1b12/14/14/14/14/w13/w13/w13/w13/w13/w13/7b6 w");
+    assert_eq!(p.forced(), None);
+}
+
+#[test]
+fn entering_the_far_row_out_of_reach_wins() {
+    // White's a2..a7 column lands its head on a12; Black's lone n12 can do nothing about it.
+    let text = "13b/14/14/14/14/w13/w13/w13/w13/w13/w13/14 w 10";
+    // The six-piece column from a2 and the five-piece one from a3 both land on a12.
+    let runs = [pos(text).parse_move("a2-a7").unwrap(), pos(text).parse_move("a3-a8").unwrap()];
+    let wins = |rules: Rules| matches!(pos_with(text, rules).forced(), Some(Forced::Win(mv)) if runs.contains(&mv));
+    for symmetry in SymmetryRule::ALL {
+        assert!(wins(Rules { symmetry, ..Rules::default() }), "{symmetry}");
+    }
+    // A lead only counts at the start of White's next turn (ply 12): under a cap of 11 the game
+    // is a draw before that.
+    assert!(wins(Rules { ply_cap: Some(12), ..Rules::default() }));
+    assert_eq!(pos_with(text, Rules { ply_cap: Some(11), ..Rules::default() }).forced(), None);
+}
+
+#[test]
+fn quiet_positions_are_not_decided() {
+    assert_eq!(Position::standard().forced(), None);
+    // White to move, one ply before Black's run: White can still block the j file.
+    let p = pos("1bbbbb4b1bb/b1bbb1bb2bb2/2b1b3bb4/3b4bbb3/3w5b4/9b4/4w4b4/4w9/3ww9/14/www3www2www/www4ww1wwww w 16");
+    assert_eq!(p.forced(), None);
+    assert!(p.legal_moves().iter().any(|&mv| p.play_unchecked(mv).forced().is_none()), "some move stops the run");
+}
+
+/// What `forced` claims, by brute force over every move and every reply: the moves that take
+/// the far-row lead for good (a win by leaving the opponent no move counts only with the
+/// lead, as `forced` promises no more), and whether every move hands the opponent the win.
+fn brute_force(p: &Position) -> (Vec<Move>, bool) {
+    let us = p.side_to_move();
+    let moves = p.legal_moves();
+    let wins = moves
+        .iter()
+        .copied()
+        .filter(|&mv| {
+            let next = p.play_unchecked(mv);
+            let lead = next.far_row_count(us) > next.far_row_count(us.opponent());
+            lead && next.status() != Status::Draw && next.legal_moves().iter().all(|&reply| next.play_unchecked(reply).side_to_move_has_won())
+        })
+        .collect();
+    let all_lose = !moves.is_empty() && moves.iter().all(|&mv| p.play_unchecked(mv).side_to_move_has_won());
+    (wins, all_lose)
+}
+
+#[test]
+fn agrees_with_brute_force_on_random_games() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let (mut wins, mut losses, mut positions) = (0, 0, 0);
+    for game in 0..300 {
+        let rules = Rules { ply_cap: Some(400), symmetry: SymmetryRule::ALL[game % 4], ..Rules::default() };
+        let mut p = Position::start(rules).unwrap();
+        while p.status() == Status::Ongoing {
+            let (winning_moves, all_lose) = brute_force(&p);
+            match p.forced() {
+                Some(Forced::Win(mv)) => {
+                    assert!(winning_moves.contains(&mv), "{p}: {mv} is claimed to win");
+                    wins += 1;
+                }
+                Some(Forced::Loss) => {
+                    assert!(all_lose && winning_moves.is_empty(), "{p}: claimed lost");
+                    losses += 1;
+                }
+                None => assert!(winning_moves.is_empty() && !all_lose, "{p}: missed {winning_moves:?} / lost {all_lose}"),
+            }
+            positions += 1;
+            p = p.play_unchecked(*p.legal_moves().choose(&mut rng).unwrap());
+        }
+    }
+    // Random games do end in runs: the check must have met both kinds many times.
+    assert!(wins > 50 && losses > 20, "{positions} positions: {wins} wins, {losses} losses");
+}
