@@ -93,13 +93,12 @@ impl Game {
             }
             let position = *self.position();
             if self.full {
-                let summary = self.search.summary();
-                let total: u32 = summary.moves.iter().map(|m| m.1).sum();
-                let policy = summary
-                    .moves
+                let choices = self.search.root_choices();
+                let total: u32 = choices.iter().map(|&(_, n)| n).sum();
+                let policy = choices
                     .iter()
-                    .filter(|m| m.1 > 0)
-                    .map(|m| (encode::move_index(&position, m.0) as u16, m.1 as f32 / total.max(1) as f32))
+                    .filter(|&&(_, n)| n > 0)
+                    .map(|&(mv, n)| (encode::move_index(&position, mv) as u16, n as f32 / total.max(1) as f32))
                     .collect();
                 self.targets.push((position, policy));
             }

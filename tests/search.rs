@@ -1,7 +1,7 @@
 //! Search against positions whose answer the rules decide, with a uniform evaluator (so only the
 //! search's own logic and terminal values can find it), and with a real network for invariants.
 
-use epaminondas::evaluator::{EvalRequest, Evaluator, UniformEvaluator};
+use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 use epaminondas::game::{Color, Move, Position, Status};
 use epaminondas::mcts::{Search, SearchConfig};
 use epaminondas::nn::{model::NetConfig, Network};
@@ -73,6 +73,64 @@ fn black_to_move_finds_its_win_too() {
     let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
     assert!(wins_in_one(&p, chosen), "chose {chosen}");
     assert_eq!(p.side_to_move(), Color::Black);
+}
+
+/// An evaluator sure of one move: it gets `weight` of the prior wherever it is legal.
+struct Infatuated {
+    favourite: Move,
+    weight: f32,
+}
+
+impl Evaluator for Infatuated {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        batch
+            .iter()
+            .map(|request| {
+                let n = request.moves.len() as f32;
+                let favoured = request.moves.contains(&self.favourite);
+                let rest = if favoured { (1.0 - self.weight) / (n - 1.0).max(1.0) } else { 1.0 / n };
+                let priors = request.moves.iter().map(|&mv| if mv == self.favourite { self.weight } else { rest }).collect();
+                Evaluation { priors, value: 0.0 }
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn a_lost_move_does_not_win_the_vote_however_strong_its_prior() {
+    // Black's j column has run to j1 (the arena game this comes from): White must take it with
+    // one of four captures, and the network behind the real game preferred d4-d5 instead.
+    let before = pos("1bbbbb4b1bb/b1bbb1bb2bb2/2b1b3bb4/3b4bbb3/3ww4b4/4w4b4/4w4b4/14/3w10/14/www3www2www/www4ww1wwww b 17");
+    let p = before.play(before.parse_move("j10-j5").unwrap()).unwrap();
+    let blunder = p.parse_move("d4-d5").unwrap();
+    for forced_results in [true, false] {
+        let config = SearchConfig { forced_results, ..SearchConfig::default() };
+        let mut search = Search::new(p, config);
+        search.run(&mut Infatuated { favourite: blunder, weight: 0.9 }, 200, 8, &mut StdRng::seed_from_u64(3));
+        let chosen = search.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+        let captures = ["h1xi1", "l1xk1", "m1xl1", "n1xm1"];
+        assert!(captures.contains(&p.notation(chosen).as_str()), "forced_results {forced_results}: chose {}", p.notation(chosen));
+        assert!(search.root_choices().iter().all(|&(mv, n)| n == 0 || captures.contains(&p.notation(mv).as_str())), "lost moves get no weight");
+    }
+}
+
+#[test]
+fn a_forced_win_below_the_root_is_seen_at_once() {
+    // White's column on a lands on a12 out of Black's reach: decided after one move, which the
+    // search knows from the rules, without visiting Black's replies.
+    let p = pos("13b/14/14/14/14/w13/w13/w13/w13/w13/w13/14 w 10");
+    let s = search(p, 300, 8);
+    // Either the run now or a shorter column that keeps a run for the next move (the solver
+    // proves both).
+    let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+    assert_eq!(s.summary().value, 1.0, "chose {chosen}");
+    let mut s = s;
+    s.advance(chosen);
+    // The game goes on from a decided position: the root must still offer Black its moves.
+    assert!(!s.root_is_terminal());
+    s.run(&mut UniformEvaluator, 50, 4, &mut StdRng::seed_from_u64(2));
+    assert!(s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).is_some());
+    assert_eq!(s.summary().value, -1.0, "every Black move is lost");
 }
 
 #[test]

@@ -45,11 +45,11 @@ impl AgentArgs {
     pub fn resolve(&self) -> anyhow::Result<(PlayerSpec, Rules)> {
         let mut spec = match (&self.player, &self.agent) {
             (Some(spec), _) => spec.clone(),
-            (None, Some(path)) => PlayerSpec { kind: PlayerKind::Net(path.clone()), limit: Limit::default(), c_puct: None, text: format!("net:{}", path.display()) },
+            (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
             (None, None) => match best_shipped_agent(std::path::Path::new("models")) {
                 Some(path) => {
                     eprintln!("playing the best shipped agent, {}", path.display());
-                    PlayerSpec { kind: PlayerKind::Net(path.clone()), limit: Limit::default(), c_puct: None, text: format!("net:{}", path.display()) }
+                    PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display()))
                 }
                 None => {
                     eprintln!("no agent is shipped in models/ yet: playing the alphabeta player instead");

@@ -41,7 +41,7 @@ pub fn checkpoint_name(generation: u32) -> String {
 
 fn checkpoint_player(dir: &Path, generation: u32, simulations: u64) -> PlayerSpec {
     let limit = Limit { nodes: Some(simulations), ..Limit::default() };
-    PlayerSpec { kind: PlayerKind::Net(checkpoint_path(dir, generation)), limit, c_puct: None, text: checkpoint_name(generation) }
+    PlayerSpec::new(PlayerKind::Net(checkpoint_path(dir, generation)), limit, checkpoint_name(generation))
 }
 
 pub fn read_games(path: &Path) -> Result<Vec<RatingGame>, RunError> {

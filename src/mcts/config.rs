@@ -35,11 +35,14 @@ pub struct SearchConfig {
     pub root_noise: RootNoise,
     /// Default true: keep the subtree of the move played for the next search.
     pub reuse_tree: bool,
+    /// Default true: score positions whose result is certain one move ahead (a far-row lead no
+    /// reply can repair, see [`crate::game::Forced`]) as finished games, below the root.
+    pub forced_results: bool,
 }
 
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
-        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true }
+        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true, forced_results: true }
     }
 }
 

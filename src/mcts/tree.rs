@@ -9,7 +9,7 @@
 
 use super::config::{Fpu, RootNoise, SearchConfig};
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
-use crate::game::{Move, Position};
+use crate::game::{Forced, Move, Position};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
 
@@ -45,6 +45,13 @@ struct Node {
     state: NodeState,
     /// The network's value for this node (side to move), once evaluated.
     value: f32,
+}
+
+/// A result the search knows exactly, from the view of the side choosing a move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Proof {
+    Won,
+    Lost,
 }
 
 /// What one gather step produced.
@@ -90,7 +97,24 @@ pub struct Search {
     pub noise_enabled: bool,
 }
 
-fn new_node(position: Position) -> Node {
+/// A node below the root. With `forced_results`, a result certain one move ahead counts as the
+/// end of the game: the search then sees a run it cannot stop one ply after the move that
+/// allows it, instead of three.
+fn new_node(position: Position, forced_results: bool) -> Node {
+    let mut node = new_root(position);
+    if forced_results && matches!(node.state, NodeState::Unexpanded(_)) {
+        match position.forced() {
+            Some(Forced::Win(_)) => node.state = NodeState::Terminal(1.0),
+            Some(Forced::Loss) => node.state = NodeState::Terminal(-1.0),
+            None => {}
+        }
+    }
+    node
+}
+
+/// A node for the root, which is terminal only when the game is over: the game goes on from a
+/// forced result, so the root needs its moves.
+fn new_root(position: Position) -> Node {
     let state = if position.side_to_move_has_won() {
         NodeState::Terminal(1.0)
     } else if position.ply_cap_reached() {
@@ -109,7 +133,7 @@ fn new_node(position: Position) -> Node {
 impl Search {
     pub fn new(root: Position, config: SearchConfig) -> Search {
         let noise_enabled = !matches!(config.root_noise, RootNoise::None);
-        Search { config, nodes: vec![new_node(root)], edges: Vec::new(), root: 0, pending: Vec::new(), root_noised: false, noise_enabled }
+        Search { config, nodes: vec![new_root(root)], edges: Vec::new(), root: 0, pending: Vec::new(), root_noised: false, noise_enabled }
     }
 
     pub fn root_position(&self) -> &Position {
@@ -168,6 +192,13 @@ impl Search {
         let mut best = range.start;
         let mut best_score = f32::NEG_INFINITY;
         for (i, edge) in edges.iter().enumerate() {
+            // Proven results decide alone: a won move is taken at once, a lost one only when
+            // nothing else is left (its score stays -inf, so it can still be the `best`).
+            match self.proven(edge) {
+                Some(Proof::Won) => return (range.start + i) as u32,
+                Some(Proof::Lost) => continue,
+                None => {}
+            }
             let n = edge.visits + edge.virtual_visits;
             let q = if n == 0 { fpu } else { (edge.value_sum - edge.virtual_visits as f32) / n as f32 };
             let score = q + self.config.c_puct * edge.prior * sqrt_parent / (1 + n) as f32;
@@ -188,6 +219,37 @@ impl Search {
         (self.nodes[node as usize].value + sum) / (1 + visits) as f32
     }
 
+    /// What is proven about the mover's result after `edge`: its child is a finished game (or
+    /// a forced result, or a node the solver has proven) for the side to move there.
+    fn proven(&self, edge: &Edge) -> Option<Proof> {
+        if edge.child == NO_NODE {
+            return None;
+        }
+        match self.nodes[edge.child as usize].state {
+            NodeState::Terminal(v) if v <= -1.0 => Some(Proof::Won),
+            NodeState::Terminal(v) if v >= 1.0 => Some(Proof::Lost),
+            _ => None,
+        }
+    }
+
+    /// MCTS-solver: after a walk ended in a proven result, marks the nodes above it proven too,
+    /// bottom up, while that holds: a node with a won move is won, one whose every move is lost
+    /// is lost. The root stays searchable (the game goes on from it).
+    fn propagate_proofs(&mut self, path: &[u32]) {
+        for k in (1..path.len()).rev() {
+            let node = self.edges[path[k - 1] as usize].child;
+            let edges = &self.edges[self.children(node)];
+            let value = if edges.iter().any(|e| self.proven(e) == Some(Proof::Won)) {
+                1.0
+            } else if edges.iter().all(|e| self.proven(e) == Some(Proof::Lost)) {
+                -1.0
+            } else {
+                return;
+            };
+            self.nodes[node as usize].state = NodeState::Terminal(value);
+        }
+    }
+
     /// Walks from the root to a leaf by PUCT.
     pub fn gather(&mut self) -> Gathered {
         let mut node = self.root;
@@ -197,6 +259,7 @@ impl Search {
                 NodeState::Terminal(value) => {
                     let value = *value;
                     self.backup(&path, value);
+                    self.propagate_proofs(&path);
                     return Gathered::Terminal;
                 }
                 NodeState::Pending => return Gathered::Collision,
@@ -216,7 +279,7 @@ impl Search {
                     let child = self.edges[edge as usize].child;
                     node = if child == NO_NODE {
                         let position = self.nodes[node as usize].position.play_unchecked(self.edges[edge as usize].mv);
-                        self.nodes.push(new_node(position));
+                        self.nodes.push(new_node(position, self.config.forced_results));
                         let id = (self.nodes.len() - 1) as u32;
                         self.edges[edge as usize].child = id;
                         id
@@ -286,8 +349,11 @@ impl Search {
             .iter()
             .map(|e| (e.mv, e.visits, e.prior, if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 }))
             .collect();
+        let edges = &self.edges[self.children(self.root)];
         let value = match self.nodes[self.root as usize].state {
             NodeState::Terminal(v) => v,
+            _ if edges.iter().any(|e| self.proven(e) == Some(Proof::Won)) => 1.0,
+            _ if !edges.is_empty() && edges.iter().all(|e| self.proven(e) == Some(Proof::Lost)) => -1.0,
             _ => self.node_q(self.root),
         };
         RootSummary { moves, value, visits: self.root_visits() }
@@ -308,17 +374,33 @@ impl Search {
         line
     }
 
-    /// The move to play: the most visited (ties to the higher prior) at temperature 0, else
-    /// drawn with probability proportional to visits^(1/temperature).
+    /// The root's visit counts with what is proven applied, in generation order: a proven win
+    /// takes all the weight, proven losses none (unless every move is lost). Moves are chosen
+    /// from these, and self-play learns them as its policy target.
+    pub fn root_choices(&self) -> Vec<(Move, u32)> {
+        let edges = &self.edges[self.children(self.root)];
+        let proofs: Vec<Option<Proof>> = edges.iter().map(|e| self.proven(e)).collect();
+        if let Some(won) = proofs.iter().position(|p| *p == Some(Proof::Won)) {
+            return edges.iter().enumerate().map(|(i, e)| (e.mv, if i == won { e.visits.max(1) } else { 0 })).collect();
+        }
+        let all_lost = proofs.iter().all(|p| *p == Some(Proof::Lost));
+        edges.iter().zip(proofs).map(|(e, proof)| (e.mv, if proof == Some(Proof::Lost) && !all_lost { 0 } else { e.visits })).collect()
+    }
+
+    /// The move to play: the most chosen by [`Search::root_choices`] (ties to the higher prior)
+    /// at temperature 0, else drawn with probability proportional to choices^(1/temperature).
     pub fn choose_move(&self, temperature: f32, rng: &mut impl Rng) -> Option<Move> {
         let edges = &self.edges[self.children(self.root)];
         if edges.is_empty() {
             return None;
         }
+        let counts: Vec<u32> = self.root_choices().into_iter().map(|(_, n)| n).collect();
+        // With a tiny budget a move may be unvisited yet not lost: it goes before a lost one.
+        let by_prior = |i: usize| (counts[i], self.proven(&edges[i]) != Some(Proof::Lost), edges[i].prior);
         if temperature <= 1e-3 {
-            return edges.iter().max_by(|a, b| (a.visits, a.prior).partial_cmp(&(b.visits, b.prior)).unwrap_or(std::cmp::Ordering::Equal)).map(|e| e.mv);
+            return (0..edges.len()).max_by(|&a, &b| by_prior(a).partial_cmp(&by_prior(b)).unwrap_or(std::cmp::Ordering::Equal)).map(|i| edges[i].mv);
         }
-        let weights: Vec<f64> = edges.iter().map(|e| (e.visits as f64).powf(1.0 / temperature as f64)).collect();
+        let weights: Vec<f64> = counts.iter().map(|&n| (n as f64).powf(1.0 / temperature as f64)).collect();
         let total: f64 = weights.iter().sum();
         if total <= 0.0 {
             return edges.iter().max_by(|a, b| a.prior.total_cmp(&b.prior)).map(|e| e.mv);
@@ -355,12 +437,12 @@ impl Search {
         }
     }
 
-    /// Rebuilds the arena with only the subtree under `new_root`, so memory stays bounded by
-    /// what the next search can use.
-    fn compact(&mut self, new_root: u32) {
+    /// Rebuilds the arena with only the subtree under `kept`, so memory stays bounded by what the
+    /// next search can use.
+    fn compact(&mut self, kept: u32) {
         let mut nodes = Vec::new();
         let mut edges = Vec::new();
-        let mut stack = vec![(new_root, u32::MAX)];
+        let mut stack = vec![(kept, u32::MAX)];
         let old_nodes = std::mem::take(&mut self.nodes);
         let old_edges = std::mem::take(&mut self.edges);
         let mut old_nodes: Vec<Option<Node>> = old_nodes.into_iter().map(Some).collect();
@@ -384,8 +466,10 @@ impl Search {
                     }
                 }
                 node.state = NodeState::Expanded { first: new_first, count };
-            } else if let NodeState::Pending = node.state {
-                node.state = new_node(node.position).state;
+            } else if matches!(node.state, NodeState::Pending) || id == 0 {
+                // A leaf in flight is dropped; a forced result at the new root is not the end
+                // of the game, so the root gets its moves back.
+                node.state = if id == 0 { new_root(node.position) } else { new_node(node.position, self.config.forced_results) }.state;
             }
             nodes.push(node);
         }

@@ -13,6 +13,7 @@ mod net;
 pub mod rollout;
 
 use crate::game::{Move, Position};
+use crate::mcts::SearchConfig;
 use crate::nn::{DeviceChoice, NetError};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -122,6 +123,8 @@ pub struct PlayerSpec {
     pub limit: Limit,
     /// MCTS exploration constant (net and mcts-rollout).
     pub c_puct: Option<f32>,
+    /// Whether a net's search scores results certain one move ahead as finished (default on).
+    pub forced_results: Option<bool>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -157,7 +160,7 @@ impl FromStr for PlayerSpec {
             "net" => return Err(SpecError::MissingPath(text.into())),
             _ => return Err(SpecError::UnknownKind(text.into())),
         };
-        let mut spec = PlayerSpec { kind, limit: Limit::default(), c_puct: None, text: text.into() };
+        let mut spec = PlayerSpec::new(kind, Limit::default(), text.into());
         for option in options {
             let (key, value) = option.split_once('=').expect("options contain '='");
             let bad = |problem: &str| SpecError::BadOption { spec: text.into(), option: option.into(), problem: problem.into() };
@@ -169,7 +172,14 @@ impl FromStr for PlayerSpec {
                     spec.limit.time = Some(Duration::from_secs_f64(seconds));
                 }
                 "cpuct" => spec.c_puct = Some(value.parse().ok().filter(|c: &f32| *c > 0.0 && c.is_finite()).ok_or_else(|| bad("needs a positive number"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct)")),
+                "forced" => {
+                    spec.forced_results = Some(match value {
+                        "on" => true,
+                        "off" => false,
+                        _ => return Err(bad("needs on or off")),
+                    })
+                }
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced)")),
             }
         }
         Ok(spec)
@@ -194,6 +204,11 @@ pub enum PlayerError {
 }
 
 impl PlayerSpec {
+    /// A spec with the default search options.
+    pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, text }
+    }
+
     /// Builds the player. Networks load on `device`.
     pub fn build(&self, device: DeviceChoice, seed: u64) -> Result<Box<dyn Player>, PlayerError> {
         let limit = self.limit;
@@ -202,8 +217,14 @@ impl PlayerSpec {
             PlayerKind::Greedy => Box::new(greedy::GreedyPlayer::new(seed)),
             PlayerKind::AlphaBeta => Box::new(alphabeta::AlphaBetaPlayer::new(limit.or(alphabeta::DEFAULT_LIMIT), seed)),
             PlayerKind::MctsRollout => Box::new(rollout::RolloutPlayer::new(limit.or(rollout::DEFAULT_LIMIT), self.c_puct, seed)),
-            PlayerKind::Net(path) => Box::new(NetPlayer::load(path, device.resolve()?, limit.or(net::DEFAULT_LIMIT), self.c_puct, seed)?),
+            PlayerKind::Net(path) => Box::new(NetPlayer::load(path, device.resolve()?, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?),
         })
+    }
+
+    /// The search options of a net player: the defaults with this spec's options applied.
+    pub fn search_config(&self) -> SearchConfig {
+        let defaults = SearchConfig::default();
+        SearchConfig { c_puct: self.c_puct.unwrap_or(defaults.c_puct), forced_results: self.forced_results.unwrap_or(defaults.forced_results), ..defaults }
     }
 
     /// Whether matches may run several games of this player at once without distorting it

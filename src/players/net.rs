@@ -28,18 +28,14 @@ pub struct NetPlayer {
 }
 
 impl NetPlayer {
-    pub fn new(network: Network, name: String, limit: Limit, c_puct: Option<f32>, seed: u64) -> NetPlayer {
-        let mut search_config = SearchConfig::default();
-        if let Some(c) = c_puct {
-            search_config.c_puct = c;
-        }
+    pub fn new(network: Network, name: String, limit: Limit, search_config: SearchConfig, seed: u64) -> NetPlayer {
         NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, rng: StdRng::seed_from_u64(seed) }
     }
 
-    pub fn load(path: &Path, device: tch::Device, limit: Limit, c_puct: Option<f32>, seed: u64) -> Result<NetPlayer, PlayerError> {
+    pub fn load(path: &Path, device: tch::Device, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
         let (network, _) = Network::load(path, device)?;
         let name = format!("net:{}", path.display());
-        Ok(NetPlayer::new(network, name, limit, c_puct, seed))
+        Ok(NetPlayer::new(network, name, limit, search_config, seed))
     }
 
     /// The search tree for `position`: the previous tree when `position` is its root or one
