@@ -87,8 +87,9 @@ function drawBoard(animate) {
 
   const squares = el("g", {}, svg);
   const marks = el("g", {}, svg);
-  const hints = el("g", {}, svg);
   const pieces = el("g", {}, svg);
+  // Above the pieces: a destination may be a square the phalanx itself now covers.
+  const hints = el("g", {}, svg);
   const preview = el("g", {}, svg);
 
   const moves = state.legal_moves || {};
@@ -245,7 +246,7 @@ function clickSquare(name) {
 function describeStrength(strength) {
   if (strength.sims) return `${strength.sims} simulations per move`;
   if (strength.time) return `${strength.time} s per move`;
-  return "its default strength";
+  return "the server's default strength";
 }
 
 function render(animate) {

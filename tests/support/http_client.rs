@@ -30,18 +30,57 @@ pub fn request(address: SocketAddr, method: &str, path: &str, body: Option<&str>
     );
     stream.write_all(head.as_bytes())?;
     stream.write_all(body.as_bytes())?;
+    // Read by Content-Length (or to the last chunk): some servers (chromedriver) keep the
+    // connection open despite `Connection: close`, so reading to the end would hang.
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw)?;
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").ok_or_else(|| std::io::Error::other(format!("no end of headers in {text:?}")))?;
+    let mut buffer = [0u8; 16 * 1024];
+    let header_end = loop {
+        if let Some(end) = find(&raw, b"\r\n\r\n") {
+            break end + 4;
+        }
+        let n = stream.read(&mut buffer)?;
+        if n == 0 {
+            return Err(std::io::Error::other(format!("the connection closed before the headers ended: {:?}", String::from_utf8_lossy(&raw))));
+        }
+        raw.extend_from_slice(&buffer[..n]);
+    };
+    let head = String::from_utf8_lossy(&raw[..header_end]).into_owned();
     let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| std::io::Error::other(format!("no status in {head:?}")))?;
-    let chunked = head.lines().any(|l| l.to_ascii_lowercase().starts_with("transfer-encoding:") && l.to_ascii_lowercase().contains("chunked"));
-    let body = if chunked { dechunk(rest) } else { rest.to_string() };
+    let header = |name: &str| {
+        head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_ascii_lowercase())
+        })
+    };
+    let length: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
+    let chunked = header("transfer-encoding").is_some_and(|v| v.contains("chunked"));
+    loop {
+        let body = &raw[header_end..];
+        let complete = match length {
+            Some(length) => body.len() >= length,
+            None if chunked => body.ends_with(b"0\r\n\r\n"),
+            None => false,
+        };
+        if complete {
+            break;
+        }
+        let n = stream.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buffer[..n]);
+    }
+    let rest = String::from_utf8_lossy(&raw[header_end..]).into_owned();
+    let body = if chunked { dechunk(&rest) } else { rest };
     Ok(Reply { status, body })
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window == needle)
 }
 
 fn dechunk(mut text: &str) -> String {
