@@ -6,7 +6,8 @@
 //! uci                          -> id name ..., id author ..., option ..., uciok
 //! isready                      -> readyok
 //! ucinewgame                   (forgets trees and tables; the position returns to the start)
-//! setoption name N value V     Player (a player spec), Nodes, MoveTime (ms), Depth, PlyCap, Symmetry
+//! setoption name N value V     Player (a player spec), Nodes, MoveTime (ms), Depth, PlyCap, Symmetry,
+//!                               Board (standard, crossings-board or WxH; starts a new game)
 //! position startpos [moves m1 m2 ...]
 //! position fen <position text> [moves m1 m2 ...]
 //! go [nodes N] [movetime MS] [depth D] [wtime MS btime MS winc MS binc MS movestogo N] [infinite]
@@ -91,6 +92,7 @@ impl EngineSession {
             "option name Depth type spin default 0 min 0 max 64".into(),
             format!("option name PlyCap type spin default {} min 0 max 65535", self.rules.ply_cap.unwrap_or(0)),
             format!("option name Symmetry type combo default {} var mirror var rotation var both var off", self.rules.symmetry),
+            format!("option name Board type string default {}x{}", self.rules.width, self.rules.height),
             format!("info string board {}x{}", self.rules.width, self.rules.height),
             "uciok".into(),
         ]
@@ -121,7 +123,14 @@ impl EngineSession {
                 let symmetry = SymmetryRule::from_name(value).ok_or_else(|| format!("Symmetry must be mirror, rotation, both or off, not {value:?}"))?;
                 self.set_rules(Rules { symmetry, ..self.rules })?;
             }
-            _ => return Err(format!("unknown option {name:?} (Player, Nodes, MoveTime, Depth, PlyCap, Symmetry)")),
+            "board" => {
+                // A new board means a new game: the position starts over on it.
+                let (width, height) = crate::game::parse_board(value).map_err(|e| e.to_string())?;
+                let rules = Rules { width, height, ..self.rules };
+                self.position = Position::start(rules).map_err(|e| e.to_string())?;
+                self.rules = rules;
+            }
+            _ => return Err(format!("unknown option {name:?} (Player, Nodes, MoveTime, Depth, PlyCap, Symmetry, Board)")),
         }
         Ok(())
     }

@@ -63,6 +63,8 @@ fn engine_errors_are_reported_and_change_nothing() {
         ("setoption name Depth value deep", "whole number"),
         ("setoption name Colour value red", "unknown option"),
         ("setoption name Player value minimax", "unknown kind"),
+        ("setoption name Board value hexagon", "crossings-board"),
+        ("setoption name Board value 20x8", "not supported"),
         ("dance", "unknown command"),
     ] {
         let replies = engine.handle(command);
@@ -76,6 +78,18 @@ fn engine_errors_are_reported_and_change_nothing() {
     assert_eq!(engine.position().side_to_move(), epaminondas::game::Color::Black);
     let replies = engine.handle("go depth 2");
     assert!(replies[0].starts_with("info depth"), "{replies:?}");
+}
+
+#[test]
+fn engine_plays_on_a_named_board() {
+    let mut engine = session("greedy", 300);
+    assert!(engine.handle("setoption name Board value crossings-board").is_empty());
+    assert_eq!(engine.position(), &Position::start(Rules { width: 8, height: 8, ..rules(300) }).unwrap());
+    assert!(engine.handle("position startpos moves a1-a3").is_empty());
+    let mv = bestmove(&engine.handle("go"));
+    assert!(engine.position().parse_move(&mv).is_ok(), "{mv} on 8x8");
+    assert!(engine.handle("setoption name Board value 10x8").is_empty());
+    assert_eq!((engine.position().rules().width, engine.position().rules().height), (10, 8));
 }
 
 #[test]

@@ -251,3 +251,16 @@ fn records_round_trip_and_replay() {
     let bad = text.replace("h1-h4", "h1-h5");
     assert!(matches!(GameRecord::parse(&bad), Err(RecordError::Move { number: 3, .. })));
 }
+
+#[test]
+fn boards_by_name_or_size() {
+    assert_eq!(parse_board("standard"), Ok((14, 12)));
+    assert_eq!(parse_board("crossings-board"), Ok((8, 8)));
+    assert_eq!(parse_board("10x8"), Ok((10, 8)));
+    assert_eq!(parse_board("checkers"), Err(RulesError::UnknownBoard("checkers".into())));
+    assert_eq!(parse_board("10x"), Err(RulesError::UnknownBoard("10x".into())));
+    assert_eq!(parse_board("4x8"), Err(RulesError::BoardSize { width: 4, height: 8 }));
+    // The 8x8 board has 16 pieces a side, as the Crossings family has.
+    let crossings = Position::start(Rules { width: 8, height: 8, ..Rules::default() }).unwrap();
+    assert_eq!((crossings.pieces(Color::White).count(), crossings.pieces(Color::Black).count()), (16, 16));
+}

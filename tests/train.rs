@@ -232,3 +232,19 @@ fn optimizer_state_survives_a_save_and_load() {
     let error = Optimizer::load(&dir.path().join("net.safetensors"), &resumed, settings).err().unwrap().to_string();
     assert!(error.contains("epaminondas-optimizer-v1"), "{error}");
 }
+
+/// Every shipped config loads and validates, and names the board it is for.
+#[test]
+fn shipped_configs_load() {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs"));
+    let mut boards = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            let config = Config::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            boards.push((path.file_name().unwrap().to_string_lossy().into_owned(), config.rules.width, config.rules.height));
+        }
+    }
+    boards.sort();
+    assert_eq!(boards, [("crossings.toml".to_string(), 8, 8), ("default.toml".to_string(), 14, 12), ("smoke.toml".to_string(), 14, 12)]);
+}

@@ -40,7 +40,8 @@ pub struct ArenaArgs {
     /// Games longer than this are draws (the game has no draw rule of its own).
     #[arg(long, default_value_t = 300)]
     pub ply_cap: u16,
-    #[arg(long, default_value = "14x12", value_parser = parse_size)]
+    /// Board: standard (14x12), crossings-board (8x8) or WxH.
+    #[arg(long, default_value = "standard", value_parser = parse_size)]
     pub size: (u8, u8),
     #[arg(long, default_value = "mirror", value_parser = parse_symmetry)]
     pub symmetry: SymmetryRule,

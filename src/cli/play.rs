@@ -27,7 +27,7 @@ pub struct AgentArgs {
     /// Seconds per move.
     #[arg(long)]
     pub time: Option<f64>,
-    /// Board size; default: the agent's, else 14x12.
+    /// Board: standard (14x12), crossings-board (8x8) or WxH; default: the agent's, else standard.
     #[arg(long, value_parser = parse_size)]
     pub size: Option<(u8, u8)>,
     /// Reading of the anti-copycat rule; default: the agent's, else mirror.

@@ -15,8 +15,9 @@ pub struct PositionArgs {
     /// Reading of the anti-copycat rule.
     #[arg(long, default_value = "mirror", value_parser = parse_symmetry)]
     pub symmetry: SymmetryRule,
-    /// Board size WxH for the start position (ignored with --position, whose text has a size).
-    #[arg(long, default_value = "14x12", value_parser = parse_size)]
+    /// Board for the start position: standard (14x12), crossings-board (8x8) or WxH (ignored with
+    /// --position, whose text has a size).
+    #[arg(long, default_value = "standard", value_parser = parse_size)]
     pub size: (u8, u8),
 }
 
@@ -24,10 +25,9 @@ pub fn parse_symmetry(text: &str) -> Result<SymmetryRule, String> {
     SymmetryRule::from_name(text).ok_or_else(|| format!("{text:?} is not one of mirror, rotation, both, off"))
 }
 
+/// A board by name (standard, crossings-board) or WxH.
 pub fn parse_size(text: &str) -> Result<(u8, u8), String> {
-    let (w, h) = text.split_once('x').ok_or_else(|| format!("{text:?} is not WxH, e.g. 14x12"))?;
-    let dim = |d: &str| d.parse::<u8>().map_err(|_| format!("{d:?} is not a number"));
-    Ok((dim(w)?, dim(h)?))
+    game::parse_board(text).map_err(|e| e.to_string())
 }
 
 impl PositionArgs {

@@ -23,5 +23,5 @@ pub use notation::{MoveError, MoveText, ParsePositionError};
 pub use perft::{divide, perft};
 pub use position::{mirror_move, Color, IllegalMove, Move, MoveEffect, Position, SetupError, Status, WinReason};
 pub use record::{GameRecord, RecordError, RecordResult, Termination};
-pub use rules::{Geometry, Rules, RulesError, SymmetryRule, HOME_ROWS, STANDARD_HEIGHT, STANDARD_WIDTH};
+pub use rules::{parse_board, Geometry, Rules, RulesError, SymmetryRule, BOARD_NAMES, HOME_ROWS, STANDARD_HEIGHT, STANDARD_WIDTH};
 pub use square::{Dir, Square, MAX_DIM, MIN_DIM, STRIDE};

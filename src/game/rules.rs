@@ -85,6 +85,27 @@ pub enum RulesError {
     BoardSize { width: u8, height: u8 },
     #[error("a ply cap of 0 ends every game before it starts; leave it unset for no cap")]
     ZeroPlyCap,
+    #[error("{0:?} is not a board: name one ({names}) or give WxH, e.g. 10x8", names = BOARD_NAMES.iter().map(|(name, ..)| *name).collect::<Vec<_>>().join(", "))]
+    UnknownBoard(String),
+}
+
+/// Boards known by name: Abbott's, and the 8x8 board of the Crossings family (Epaminondas rules,
+/// 16 pieces a side), fast for experiments and tests.
+pub const BOARD_NAMES: [(&str, u8, u8); 2] = [("standard", STANDARD_WIDTH, STANDARD_HEIGHT), ("crossings-board", 8, 8)];
+
+/// A board size by name (see [`BOARD_NAMES`]) or as `WxH`, checked against the sizes the
+/// engine supports.
+pub fn parse_board(text: &str) -> Result<(u8, u8), RulesError> {
+    let unknown = || RulesError::UnknownBoard(text.to_string());
+    let (width, height) = match BOARD_NAMES.iter().find(|(name, ..)| *name == text) {
+        Some(&(_, width, height)) => (width, height),
+        None => {
+            let (w, h) = text.split_once('x').ok_or_else(unknown)?;
+            (w.parse().map_err(|_| unknown())?, h.parse().map_err(|_| unknown())?)
+        }
+    };
+    Rules { width, height, ..Rules::default() }.validate()?;
+    Ok((width, height))
 }
 
 impl Rules {
