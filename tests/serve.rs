@@ -199,6 +199,21 @@ fn a_finished_game_announces_its_result_and_takes_no_more_moves() {
 }
 
 #[test]
+fn the_game_left_alone_longest_makes_room_for_a_new_one() {
+    let api = greedy_api();
+    let first = new_game(&api, "");
+    let second = new_game(&api, "");
+    for _ in 2..epaminondas::serve::api::MAX_GAMES {
+        new_game(&api, "");
+    }
+    // Touching the first game makes the second the stalest.
+    call(&api, "GET", &format!("/api/games/{}", first.id), "", 200);
+    new_game(&api, "");
+    call(&api, "GET", &format!("/api/games/{}", first.id), "", 200);
+    assert_eq!(call(&api, "GET", &format!("/api/games/{}", second.id), "", 404)["code"], "unknown-game");
+}
+
+#[test]
 fn resigning_ends_the_game_and_undo_takes_it_back() {
     let api = greedy_api();
     let game = new_game(&api, "");

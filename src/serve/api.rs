@@ -344,12 +344,12 @@ impl Api {
         }
     }
 
-    /// Reads a JSON body; an empty body is the type's default.
-    fn body<T: serde::de::DeserializeOwned + Default>(endpoint: &'static str, body: &[u8]) -> Result<T, ApiError> {
+    /// Reads a JSON body; none when the body is empty.
+    fn body<T: serde::de::DeserializeOwned>(endpoint: &'static str, body: &[u8]) -> Result<Option<T>, ApiError> {
         if body.iter().all(u8::is_ascii_whitespace) {
-            return Ok(T::default());
+            return Ok(None);
         }
-        serde_json::from_slice(body).map_err(|e| ApiError::BadBody { endpoint, problem: e.to_string() })
+        serde_json::from_slice(body).map(Some).map_err(|e| ApiError::BadBody { endpoint, problem: e.to_string() })
     }
 
     fn limit_from(&self, sims: Option<u64>, time: Option<f64>) -> Result<Limit, ApiError> {
@@ -364,7 +364,7 @@ impl Api {
     }
 
     pub fn new_game(&self, body: &[u8]) -> Result<GameState, ApiError> {
-        let request: NewGameRequest = Self::body("POST /api/games", body)?;
+        let request: NewGameRequest = Self::body("POST /api/games", body)?.unwrap_or_default();
         let limit = self.limit_from(request.sims, request.time)?;
         let human = match request.colour.unwrap_or(ColourChoice::White) {
             ColourChoice::White => Color::White,
@@ -400,11 +400,8 @@ impl Api {
     }
 
     pub fn human_move(&self, id: &str, body: &[u8]) -> Result<GameState, ApiError> {
-        let request: Option<MoveRequest> = match body.iter().all(u8::is_ascii_whitespace) {
-            true => None,
-            false => Some(serde_json::from_slice(body).map_err(|e| ApiError::BadBody { endpoint: "POST /api/games/ID/move", problem: e.to_string() })?),
-        };
-        let request = request.ok_or(ApiError::BadBody { endpoint: "POST /api/games/ID/move", problem: "it is empty; send {\"move\": \"f1-f2\"}".into() })?;
+        const ENDPOINT: &str = "POST /api/games/ID/move";
+        let request: MoveRequest = Self::body(ENDPOINT, body)?.ok_or(ApiError::BadBody { endpoint: ENDPOINT, problem: "it is empty; send {\"move\": \"f1-f3\"}".into() })?;
         let mut games = lock(&self.games);
         let game = games.get_mut(id).ok_or_else(|| ApiError::UnknownGame(id.into()))?;
         game.touched = Instant::now();
