@@ -1,6 +1,7 @@
 //! Pictures of a run: one SVG with four panels (Elo against hours and against games played,
-//! the losses, game length), drawn from `metrics.csv` and `ratings/ratings.csv`. SVG needs no
-//! fonts on the machine and shows in any browser and in the README.
+//! the losses, game length), drawn from `metrics.csv` and `ratings/ratings.csv`; and of several
+//! runs side by side (an A/B of configs). SVG needs no fonts on the machine and shows in any
+//! browser and in the README.
 
 use crate::coach::rating::{read_ratings, RatingRow};
 use crate::coach::{read_metrics, MetricsRow, RunError};
@@ -15,6 +16,8 @@ pub enum PlotError {
     Empty(PathBuf),
     #[error("drawing {path}: {problem}")]
     Draw { path: PathBuf, problem: String },
+    #[error("{0} has no rated checkpoints to compare")]
+    Unrated(PathBuf),
 }
 
 /// A checkpoint's rating placed in time and games.
@@ -69,6 +72,71 @@ pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
     let title = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     draw(&path, &title, &metrics, &points, &baselines).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
     Ok(path)
+}
+
+/// One run of a comparison: its name, rated checkpoints, and its own fit of the baselines.
+struct RunCurve {
+    name: String,
+    points: Vec<EloPoint>,
+    baselines: Vec<(String, f64)>,
+}
+
+fn run_curve(run: &Path) -> Result<RunCurve, PlotError> {
+    let metrics = read_metrics(&run.join("metrics.csv"), u32::MAX)?;
+    let ratings = read_ratings(&run.join("ratings").join("ratings.csv"))?;
+    let points = elo_points(&metrics, &ratings);
+    if points.is_empty() {
+        return Err(PlotError::Unrated(run.to_path_buf()));
+    }
+    let name = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let baselines = ratings.iter().filter(|r| r.generation.is_none() && r.elo != 0.0).map(|r| (r.player.clone(), r.elo)).collect();
+    Ok(RunCurve { name, points, baselines })
+}
+
+/// Draws `out/comparison.svg`: the Elo of every run's checkpoints against hours and against
+/// games, one colour a run, with each run's own fit of the baselines dashed in its colour (each
+/// run rates against random = 0 separately, so the baselines show how comparable the scales are).
+pub fn plot_comparison(runs: &[PathBuf], out: &Path) -> Result<PathBuf, PlotError> {
+    let curves = runs.iter().map(|run| run_curve(run)).collect::<Result<Vec<_>, _>>()?;
+    std::fs::create_dir_all(out).map_err(|source| RunError::Io { path: out.to_path_buf(), source })?;
+    let path = out.join("comparison.svg");
+    draw_comparison(&path, &curves).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    Ok(path)
+}
+
+fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
+    let root = SVGBackend::new(path, (1200, 450)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let names: Vec<&str> = curves.iter().map(|c| c.name.as_str()).collect();
+    let root = root.titled(&format!("runs {}", names.join(" vs ")), ("sans-serif", 22))?;
+    let panels = root.split_evenly((1, 2));
+    let all = || curves.iter().flat_map(|c| c.points.iter());
+    let elo = range(all().flat_map(|p| [p.elo - p.error, p.elo + p.error]).chain(curves.iter().flat_map(|c| c.baselines.iter().map(|b| b.1))));
+    let colours = [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
+    for (panel, (caption, x_desc, x)) in panels.iter().zip([("Elo (random = 0) against hours", "hours", (|p: &EloPoint| p.hours) as fn(&EloPoint) -> f64), ("Elo (random = 0) against self-play games", "games", |p: &EloPoint| p.games)]) {
+        let x_range = range(all().map(x).chain([0.0]));
+        let mut chart = ChartBuilder::on(panel).caption(caption, ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(x_range.clone(), elo.clone())?;
+        chart.configure_mesh().x_desc(x_desc).draw()?;
+        for (index, (curve, colour)) in curves.iter().zip(colours.iter().cycle()).enumerate() {
+            let colour = *colour;
+            // Each run's labels start further right, so runs with equal baselines stay legible.
+            let label_x = x_range.start + (x_range.end - x_range.start) * 0.3 * (index % 3) as f64;
+            for (name, rating) in &curve.baselines {
+                let dashes = (0..40).map(|i| x_range.start + (x_range.end - x_range.start) * i as f64 / 40.0).collect::<Vec<_>>();
+                chart.draw_series(dashes.chunks(2).filter(|d| d.len() == 2).map(|d| PathElement::new(vec![(d[0], *rating), (d[1], *rating)], colour.mix(0.6))))?;
+                chart.draw_series(std::iter::once(Text::new(format!("{name} ({})", curve.name), (label_x, *rating), ("sans-serif", 12).into_font().color(&colour))))?;
+            }
+            chart.draw_series(curve.points.iter().map(|p| PathElement::new(vec![(x(p), p.elo - p.error), (x(p), p.elo + p.error)], colour.mix(0.35))))?;
+            chart
+                .draw_series(LineSeries::new(curve.points.iter().map(|p| (x(p), p.elo)), colour.stroke_width(2)))?
+                .label(curve.name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+            chart.draw_series(curve.points.iter().map(|p| Circle::new((x(p), p.elo), 3, colour.filled())))?;
+        }
+        chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    }
+    root.present()?;
+    Ok(())
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;

@@ -59,6 +59,17 @@ fn generations_add_up_across_invocations() {
     assert_eq!(ratings[0].elo, 0.0, "random is the anchor");
     let records = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("ratings/gen-000002.txt")).unwrap()).unwrap();
     assert_eq!(records.len(), 4);
+    // The pictures: the run's own, and a comparison (here of the run with itself).
+    let progress = epaminondas::plot::plot_run(&run_dir, None).unwrap();
+    assert_eq!(progress, run_dir.join("plots/progress.svg"));
+    let svg = std::fs::read_to_string(progress).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("run run"), "titled by the run's name");
+    let comparison = epaminondas::plot::plot_comparison(&[run_dir.clone(), run_dir.clone()], dir.path()).unwrap();
+    assert!(std::fs::read_to_string(comparison).unwrap().contains("runs run vs run"));
+    let unrated = dir.path().join("unrated");
+    Run::open(&unrated, Some(smoke())).unwrap();
+    let err = epaminondas::plot::plot_comparison(&[run_dir.clone(), unrated.clone()], dir.path()).unwrap_err();
+    assert!(matches!(&err, epaminondas::plot::PlotError::Unrated(path) if *path == unrated), "{err}");
 }
 
 /// Kill the real program in the middle of a run, then resume: what was saved is intact and the

@@ -28,7 +28,8 @@ pub enum Command {
     Match(arena::MatchArgs),
     /// Plays a round robin and fits ratings by maximum likelihood (with a first-move term).
     Tournament(arena::TournamentArgs),
-    /// Draws a run's progress (Elo against time and games, losses, game length) as SVG.
+    /// Draws a run's progress (Elo against time and games, losses, game length) as SVG, or
+    /// compares the Elo curves of several runs.
     Plot(PlotArgs),
     /// Measures move generation, the machine's FLOP/s, the network, search, self-play and training.
     Bench(bench::BenchArgs),
@@ -50,9 +51,11 @@ pub enum Command {
 
 #[derive(clap::Args, Debug)]
 pub struct PlotArgs {
-    /// The run directory.
-    pub run: std::path::PathBuf,
-    /// Folder for progress.svg (default: RUN/plots).
+    /// The run directory; with several, one picture compares their Elo curves.
+    #[arg(required = true)]
+    pub runs: Vec<std::path::PathBuf>,
+    /// Folder for progress.svg (default: RUN/plots), or for comparison.svg (default: the
+    /// current folder).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
 }
@@ -63,7 +66,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Match(args) => arena::run_match(args),
         Command::Tournament(args) => arena::tournament(args),
         Command::Plot(args) => {
-            let path = crate::plot::plot_run(&args.run, args.out.as_deref())?;
+            let path = match args.runs.as_slice() {
+                [run] => crate::plot::plot_run(run, args.out.as_deref())?,
+                runs => crate::plot::plot_comparison(runs, args.out.as_deref().unwrap_or(std::path::Path::new(".")))?,
+            };
             println!("{}", path.display());
             Ok(())
         }
