@@ -49,6 +49,8 @@ pub struct NetworkConfig {
 }
 
 impl NetworkConfig {
+    /// The network's shape for the standard game; [`Config::net_config`] adds what the rules
+    /// need.
     pub fn resolve(&self) -> Result<NetConfig, ConfigError> {
         let mut net = match &self.size {
             Some(name) => NetConfig::named(name).ok_or_else(|| ConfigError::Invalid(format!("network.size {name:?} is not one of tiny, small, medium, large, huge")))?,
@@ -194,6 +196,12 @@ impl Config {
         let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
         config.validate()?;
         Ok(config)
+    }
+
+    /// The network to train: the configured shape, built for the run's rules (the stones
+    /// variant's extra planes).
+    pub fn net_config(&self) -> Result<NetConfig, ConfigError> {
+        Ok(self.network.resolve()?.for_rules(&self.rules))
     }
 
     pub fn to_toml(&self) -> String {

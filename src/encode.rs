@@ -10,10 +10,14 @@
 //! so a network is not tied to one board size. Distances run 1..=8: a phalanx of k moves at most
 //! k squares and the tail's start and the head's landing span k + d <= 16 squares, so d <= 8 on
 //! every supported board.
+//!
+//! The stones variant adds one input plane (the stones) and one policy plane (placing a stone,
+//! over its square), only in networks built for it, so networks for the standard game keep
+//! their shapes and checkpoints: see [`input_planes`] and [`policy_planes`].
 
-use crate::game::{Color, Dir, Move, Position, Square};
+use crate::game::{Color, Dir, Move, Position, Rules, Square};
 
-/// Input planes, each `height` x `width`, in this order:
+/// Input planes of a network for the standard game, each `height` x `width`, in this order:
 pub const INPUT_PLANES: usize = 7;
 /// 0: the side to move's pieces.
 pub const PLANE_OWN: usize = 0;
@@ -30,20 +34,35 @@ pub const PLANE_OPPONENT_FAR: usize = 4;
 pub const PLANE_WON: usize = 5;
 /// 6: constant, plies left under the ply cap / cap (0 without a cap).
 pub const PLANE_PLIES_LEFT: usize = 6;
+/// 7, in networks for the stones variant only: the stones. (The placement phase needs no plane
+/// of its own: fewer than three stones on the board says it.)
+pub const PLANE_STONES: usize = 7;
 
 /// The longest move on any supported board.
 pub const MAX_DISTANCE: usize = 8;
-/// Policy planes: 8 directions x 8 distances.
+/// Policy planes of a network for the standard game: 8 directions x 8 distances.
 pub const POLICY_PLANES: usize = 8 * MAX_DISTANCE;
+/// In networks for the stones variant, the plane after the moves: placing a stone on a square.
+pub const PLANE_PLACE: usize = POLICY_PLANES;
 
-/// Policy vector length for a board: one logit per (plane, square).
-pub fn policy_size(width: u8, height: u8) -> usize {
-    POLICY_PLANES * width as usize * height as usize
+/// Input planes of a network for the standard game (`stones` false) or the stones variant.
+pub const fn input_planes(stones: bool) -> usize {
+    INPUT_PLANES + stones as usize
 }
 
-/// Input length for a board.
-pub fn input_size(width: u8, height: u8) -> usize {
-    INPUT_PLANES * width as usize * height as usize
+/// Policy planes of a network for the standard game (`stones` false) or the stones variant.
+pub const fn policy_planes(stones: bool) -> usize {
+    POLICY_PLANES + stones as usize
+}
+
+/// Policy vector length for games under `rules`: one logit per (plane, square).
+pub fn policy_size(rules: &Rules) -> usize {
+    policy_planes(rules.stones) * rules.squares()
+}
+
+/// Input length for games under `rules`.
+pub fn input_size(rules: &Rules) -> usize {
+    input_planes(rules.stones) * rules.squares()
 }
 
 /// A square as the side to move sees it (row index into its planes).
@@ -62,11 +81,16 @@ fn view_dir(dir: Dir, side: Color) -> Dir {
     }
 }
 
-/// Writes the planes of `position` into `out` (length [`input_size`]), overwriting it.
+/// Writes the planes of `position` into `out`, overwriting it. `out` holds the planes of the
+/// network that will read them: [`INPUT_PLANES`] planes for the standard game, or one more for
+/// the stones variant (its length says which). A network for the stones variant thus reads
+/// standard positions too (no stones); a standard network given a position with stones would
+/// see them as empty squares, which is why players refuse that pairing before a game.
 pub fn encode_position(position: &Position, out: &mut [f32]) {
     let (width, height) = (position.rules().width, position.rules().height);
     let area = width as usize * height as usize;
-    assert_eq!(out.len(), INPUT_PLANES * area, "input buffer size for a {width}x{height} board");
+    let with_stones = out.len() == input_planes(true) * area;
+    assert!(with_stones || out.len() == INPUT_PLANES * area, "input buffer size {} for a {width}x{height} board", out.len());
     out.fill(0.0);
     let side = position.side_to_move();
     for (plane, color) in [(PLANE_OWN, side), (PLANE_OPPONENT, side.opponent())] {
@@ -82,35 +106,46 @@ pub fn encode_position(position: &Position, out: &mut [f32]) {
     constant(out, PLANE_WON, if position.side_to_move_has_won() { 1.0 } else { 0.0 });
     let plies_left = position.rules().ply_cap.map_or(0.0, |cap| cap.saturating_sub(position.ply()) as f32 / cap as f32);
     constant(out, PLANE_PLIES_LEFT, plies_left);
+    if with_stones {
+        for square in position.stones().squares() {
+            let (row, column) = view_square(square, side, height);
+            out[PLANE_STONES * area + row * width as usize + column] = 1.0;
+        }
+    }
 }
 
-/// The policy index of a legal move of `position` (whose side to move makes it).
+/// The policy index of a legal move of `position` (whose side to move makes it). A placement
+/// is on the [`PLANE_PLACE`] plane, over its square as the side to move sees it.
 pub fn move_index(position: &Position, mv: Move) -> usize {
     let (width, height) = (position.rules().width, position.rules().height);
     let side = position.side_to_move();
     let (row, column) = view_square(mv.from, side, height);
-    let plane = view_dir(mv.dir, side).index() * MAX_DISTANCE + (mv.distance as usize - 1);
+    let plane = if mv.is_placement() { PLANE_PLACE } else { view_dir(mv.dir, side).index() * MAX_DISTANCE + (mv.distance as usize - 1) };
     (plane * height as usize + row) * width as usize + column
 }
 
-/// The move a policy index stands for in `position`, if the index is in range. (Whether it is
-/// legal is the rules' business.)
+/// The move a policy index stands for in `position`, if the index is in range for its rules.
+/// (Whether it is legal is the rules' business.)
 pub fn index_move(position: &Position, index: usize) -> Option<Move> {
     let (width, height) = (position.rules().width as usize, position.rules().height as usize);
-    if index >= POLICY_PLANES * width * height {
+    if index >= policy_size(position.rules()) {
         return None;
     }
     let plane = index / (width * height);
     let row = (index / width) % height;
     let column = index % width;
     let side = position.side_to_move();
-    let dir = view_dir(Dir::from_index(plane / MAX_DISTANCE), side);
-    let distance = (plane % MAX_DISTANCE + 1) as u8;
     let board_row = match side {
         Color::White => row,
         Color::Black => height - 1 - row,
     };
-    Some(Move::new(Square::new(column as u8, board_row as u8), dir, distance))
+    let square = Square::new(column as u8, board_row as u8);
+    if plane == PLANE_PLACE {
+        return Some(Move::place(square));
+    }
+    let dir = view_dir(Dir::from_index(plane / MAX_DISTANCE), side);
+    let distance = (plane % MAX_DISTANCE + 1) as u8;
+    Some(Move::new(square, dir, distance))
 }
 
 /// The index a policy entry moves to under the left-right mirror (an involution).
@@ -119,8 +154,8 @@ pub fn mirror_index(index: usize, width: u8, height: u8) -> usize {
     let plane = index / (width * height);
     let row = (index / width) % height;
     let column = index % width;
-    let dir = Dir::from_index(plane / MAX_DISTANCE).mirrored();
-    let mirrored_plane = dir.index() * MAX_DISTANCE + plane % MAX_DISTANCE;
+    // A placement has no direction: only its column mirrors.
+    let mirrored_plane = if plane >= POLICY_PLANES { plane } else { Dir::from_index(plane / MAX_DISTANCE).mirrored().index() * MAX_DISTANCE + plane % MAX_DISTANCE };
     (mirrored_plane * height + row) * width + (width - 1 - column)
 }
 

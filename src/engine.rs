@@ -7,7 +7,8 @@
 //! isready                      -> readyok
 //! ucinewgame                   (forgets trees and tables; the position returns to the start)
 //! setoption name N value V     Player (a player spec), Nodes, MoveTime (ms), Depth, PlyCap, Symmetry,
-//!                               Board (standard, crossings-board or WxH; starts a new game)
+//!                               Board (standard, crossings-board or WxH; starts a new game),
+//!                               Stones (on or off: the stones variant; starts a new game)
 //! position startpos [moves m1 m2 ...]
 //! position fen <position text> [moves m1 m2 ...]
 //! go [nodes N] [movetime MS] [depth D] [wtime MS btime MS winc MS binc MS movestogo N] [infinite]
@@ -15,7 +16,7 @@
 //! stop                         (searches are synchronous and bounded, so there is never one to stop)
 //! quit
 //! ```
-//! Moves are in Abbott's notation (`a1-a3`, `h12xh9`, or `f1,g2-h3`). Anything malformed or
+//! Moves are in Abbott's notation (`a1-a3`, `h12xh9`, or `f1,g2-h3`; stone placements `@f6`). Anything malformed or
 //! illegal is answered with `info string error: ...` and changes nothing.
 
 use crate::game::{Color, Position, Rules, Status, SymmetryRule};
@@ -47,6 +48,7 @@ fn first_word(text: &str) -> (&str, &str) {
 
 impl EngineSession {
     pub fn new(spec: PlayerSpec, device: DeviceChoice, rules: Rules) -> Result<EngineSession, String> {
+        crate::players::check_rules(&spec, &rules).map_err(|e| e.to_string())?;
         let player = spec.build(device, 1).map_err(|e| e.to_string())?;
         let position = Position::start(rules).map_err(|e| e.to_string())?;
         Ok(EngineSession { spec, player, device, rules, position, limit: Limit::default(), games: 0, finished: false })
@@ -93,6 +95,7 @@ impl EngineSession {
             format!("option name PlyCap type spin default {} min 0 max 65535", self.rules.ply_cap.unwrap_or(0)),
             format!("option name Symmetry type combo default {} var mirror var rotation var both var off", self.rules.symmetry),
             format!("option name Board type string default {}x{}", self.rules.width, self.rules.height),
+            format!("option name Stones type check default {}", self.rules.stones),
             format!("info string board {}x{}", self.rules.width, self.rules.height),
             "uciok".into(),
         ]
@@ -108,6 +111,7 @@ impl EngineSession {
         match name.to_ascii_lowercase().as_str() {
             "player" => {
                 let spec: PlayerSpec = value.parse().map_err(|e: crate::players::SpecError| e.to_string())?;
+                crate::players::check_rules(&spec, &self.rules).map_err(|e| e.to_string())?;
                 self.player = spec.build(self.device, self.games).map_err(|e| e.to_string())?;
                 self.spec = spec;
             }
@@ -130,7 +134,19 @@ impl EngineSession {
                 self.position = Position::start(rules).map_err(|e| e.to_string())?;
                 self.rules = rules;
             }
-            _ => return Err(format!("unknown option {name:?} (Player, Nodes, MoveTime, Depth, PlyCap, Symmetry, Board)")),
+            "stones" => {
+                // Stones change the whole game (placements first): a new game, as for Board.
+                let stones = match value.to_ascii_lowercase().as_str() {
+                    "on" | "true" => true,
+                    "off" | "false" => false,
+                    _ => return Err(format!("Stones must be on or off, not {value:?}")),
+                };
+                let rules = Rules { stones, ..self.rules };
+                crate::players::check_rules(&self.spec, &rules).map_err(|e| e.to_string())?;
+                self.position = Position::start(rules).map_err(|e| e.to_string())?;
+                self.rules = rules;
+            }
+            _ => return Err(format!("unknown option {name:?} (Player, Nodes, MoveTime, Depth, PlyCap, Symmetry, Board, Stones)")),
         }
         Ok(())
     }

@@ -3,8 +3,9 @@
 //! Each generation's samples are one chunk file `replay/gen-NNNNNN.bin`, written atomically;
 //! the buffer is the most recent chunks that fill the window. Chunk layout (little endian):
 //! `EPAMREP1`, width u8, height u8, count u32, then per sample: white and black bitboards
-//! (4 x u64 each), side u8, ply u16, outcome i8 (for the side to move), move count u16, then
-//! (policy index u16, probability f32) per move.
+//! (4 x u64 each), in the stones variant the stones' bitboard too (only there, so standard
+//! chunks are unchanged), side u8, ply u16, outcome i8 (for the side to move), move count u16,
+//! then (policy index u16, probability f32) per move.
 
 use crate::encode;
 use crate::game::{Bitboard, Color, Position, RecordResult, Rules};
@@ -50,6 +51,11 @@ pub fn encode_chunk(samples: &[Sample], rules: &Rules) -> Vec<u8> {
     for sample in samples {
         for color in Color::BOTH {
             for limb in sample.position.pieces(color).0 {
+                out.extend_from_slice(&limb.to_le_bytes());
+            }
+        }
+        if rules.stones {
+            for limb in sample.position.stones().0 {
                 out.extend_from_slice(&limb.to_le_bytes());
             }
         }
@@ -106,7 +112,7 @@ pub fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Samp
         return Err(corrupt(format!("made for a {width}x{height} board, the run plays {}x{}", rules.width, rules.height)));
     }
     let count = r.u32()? as usize;
-    let policy_size = encode::policy_size(width, height);
+    let policy_size = encode::policy_size(rules);
     let mut samples = Vec::with_capacity(count.min(1 << 20));
     for i in 0..count {
         let mut pieces = [Bitboard::EMPTY; 2];
@@ -115,13 +121,21 @@ pub fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Samp
                 bits.0[limb] = r.u64()?;
             }
         }
+        let mut stones = Bitboard::EMPTY;
+        if rules.stones {
+            for limb in 0..4 {
+                stones.0[limb] = r.u64()?;
+            }
+        }
         let side = match r.u8()? {
             0 => Color::White,
             1 => Color::Black,
             other => return Err(corrupt(format!("sample {i}: side {other}"))),
         };
         let ply = r.u16()?;
-        let position = Position::from_parts(*rules, pieces[0], pieces[1], side, ply).map_err(|e| corrupt(format!("sample {i}: {e}")))?;
+        let position = Position::from_parts(*rules, pieces[0], pieces[1], side, ply)
+            .and_then(|p| p.with_stones(stones))
+            .map_err(|e| corrupt(format!("sample {i}: {e}")))?;
         let outcome = r.u8()? as i8;
         if !(-1..=1).contains(&outcome) {
             return Err(corrupt(format!("sample {i}: outcome {outcome}")));

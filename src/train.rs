@@ -39,8 +39,8 @@ pub fn make_batch(samples: &[&Sample], mirror: &[bool], device: tch::Device) -> 
     let (width, height) = (first.rules().width, first.rules().height);
     let positions: Vec<_> = samples.iter().zip(mirror).map(|(s, &m)| if m { s.position.mirrored() } else { s.position }).collect();
     let refs: Vec<_> = positions.iter().collect();
-    let inputs = encode_batch(&refs);
-    let policy_size = encode::policy_size(width, height);
+    let inputs = encode_batch(&refs, encode::input_planes(first.rules().stones));
+    let policy_size = encode::policy_size(first.rules());
     let mut policy = vec![0.0f32; samples.len() * policy_size];
     for (i, (sample, &m)) in samples.iter().zip(mirror).enumerate() {
         for &(index, p) in &sample.policy {
@@ -51,7 +51,7 @@ pub fn make_batch(samples: &[&Sample], mirror: &[bool], device: tch::Device) -> 
     let value_class: Vec<i64> = samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
     let b = samples.len() as i64;
     Batch {
-        inputs: Tensor::from_slice(&inputs).view([b, encode::INPUT_PLANES as i64, height as i64, width as i64]).to_device(device),
+        inputs: Tensor::from_slice(&inputs).view([b, encode::input_planes(first.rules().stones) as i64, height as i64, width as i64]).to_device(device),
         policy: Tensor::from_slice(&policy).view([b, policy_size as i64]).to_device(device),
         value_class: Tensor::from_slice(&value_class).to_device(device),
     }

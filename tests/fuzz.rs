@@ -12,12 +12,10 @@ use proptest::prelude::*;
 use proptest::sample::{select, Index};
 use std::sync::OnceLock;
 
-/// Starts on several board sizes (the text carries the size).
+/// Starts on several board sizes (the text carries the size), and of the stones variant.
 fn starts() -> Vec<Position> {
-    [(14, 12), (8, 8), (5, 5), (16, 16), (16, 5), (5, 16)]
-        .into_iter()
-        .map(|(width, height)| Position::start(Rules { width, height, ..Rules::default() }).expect("valid size"))
-        .collect()
+    let sizes = [(14, 12, false), (8, 8, false), (5, 5, false), (16, 16, false), (16, 5, false), (5, 16, false), (14, 12, true), (8, 8, true)];
+    sizes.into_iter().map(|(width, height, stones)| Position::start(Rules { width, height, stones, ..Rules::default() }).expect("valid size")).collect()
 }
 
 /// Positions from random games on every size: the material valid texts are made from.
@@ -43,6 +41,9 @@ fn sample_moves() -> Vec<(Position, String)> {
         let (width, height) = (position.rules().width, position.rules().height);
         for mv in position.legal_moves().into_iter().step_by(9) {
             out.push((*position, position.notation(mv)));
+            if mv.is_placement() {
+                continue; // `@f6` has no other form
+            }
             let pieces = position.check(mv).expect("generated").pieces;
             let head = mv.from.offset(mv.dir, pieces as i32 - 1, width, height).expect("on the board");
             let head_to = head.offset(mv.dir, mv.distance as i32, width, height).expect("on the board");
@@ -79,7 +80,7 @@ fn position_texts() -> Vec<String> {
 
 /// Characters the formats are made of, plus a few that commonly trip parsers up.
 const ALPHABET: &[char] = &[
-    'w', 'b', 'x', 'a', 'n', 'p', 'q', 'z', '0', '1', '2', '6', '9', '/', ' ', '-', ',', '.', '*', '[', ']', '"', '\n', '\t', 'é', '\u{0}',
+    'w', 'b', 's', 'x', 'a', 'n', 'p', 'q', 'z', '0', '1', '2', '6', '9', '/', ' ', '-', ',', '.', '*', '@', '[', ']', '"', '\n', '\t', 'é', '\u{0}',
 ];
 
 fn any_char() -> impl Strategy<Value = char> {
@@ -179,8 +180,8 @@ proptest! {
     }
 
     #[test]
-    fn position_parser_with_any_options_never_panics(text in mutated(position_texts()), symmetry in select(&SymmetryRule::ALL[..]), cap in any::<Option<u16>>()) {
-        let options = Rules { symmetry, ply_cap: cap, ..Rules::default() };
+    fn position_parser_with_any_options_never_panics(text in mutated(position_texts()), symmetry in select(&SymmetryRule::ALL[..]), cap in any::<Option<u16>>(), stones in any::<bool>()) {
+        let options = Rules { symmetry, ply_cap: cap, stones, ..Rules::default() };
         if let Ok(position) = Position::parse(&text, options) {
             exercise(&position);
         }
@@ -278,14 +279,21 @@ proptest! {
         black in any::<[u64; 4]>(),
         black_to_move in any::<bool>(),
         ply in any::<u16>(),
+        stones in any::<Option<[u64; 4]>>(),
     ) {
-        let rules = Rules { width, height, symmetry, ply_cap: cap };
+        let rules = Rules { width, height, symmetry, ply_cap: cap, stones: stones.is_some() };
         let side = if black_to_move { Color::Black } else { Color::White };
         let _ = Position::start(rules);
         // Random limbs overlap and spill off the board; masking gives some valid set-ups too.
         for (white, black) in [(white, black), (white.map(|l| l & 0x0f0f_0f0f_0f0f_0f0f), black.map(|l| l & 0x3030_3030_3030_3030))] {
             if let Ok(position) = Position::from_parts(rules, Bitboard(white), Bitboard(black), side, ply) {
                 exercise(&position);
+                // Random stones are mostly refused (too many, misplaced); sparse ones pass.
+                for bits in stones.into_iter().flat_map(|s| [s, s.map(|l| l & 0x0000_0000_0100_0000)]) {
+                    if let Ok(with) = position.with_stones(Bitboard(bits)) {
+                        exercise(&with);
+                    }
+                }
             }
         }
     }

@@ -93,6 +93,29 @@ fn engine_plays_on_a_named_board() {
 }
 
 #[test]
+fn engine_plays_the_stones_variant() {
+    let mut engine = session("alphabeta:depth=2", 300);
+    assert!(engine.handle("uci").iter().any(|line| line == "option name Stones type check default false"));
+    assert!(engine.handle("setoption name Stones value on").is_empty());
+    assert_eq!(engine.position(), &Position::start(Rules { stones: true, ..rules(300) }).unwrap());
+    // Black places first; the engine answers with White's stone, then places or moves in turn.
+    assert!(engine.handle("position startpos moves @f6").is_empty());
+    let mv = bestmove(&engine.handle("go"));
+    assert!(mv.starts_with('@'), "{mv}");
+    assert!(engine.handle(&format!("position startpos moves @f6 {mv} @h8")).is_empty());
+    let mv = bestmove(&engine.handle("go"));
+    assert!(!mv.starts_with('@') && engine.position().parse_move(&mv).is_ok(), "{mv}");
+    // A piece move during the placements, and a bad value, are refused without a change.
+    let before = *engine.position();
+    let replies = engine.handle("position startpos moves a2-a3");
+    assert!(replies[0].contains("place a stone"), "{replies:?}");
+    assert!(engine.handle("setoption name Stones value maybe")[0].contains("on or off"));
+    assert_eq!(engine.position(), &before);
+    assert!(engine.handle("setoption name Stones value off").is_empty());
+    assert_eq!(engine.position(), &Position::start(rules(300)).unwrap());
+}
+
+#[test]
 fn engine_binary_speaks_the_protocol() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
         .args(["engine", "--player", "random", "--ply-cap", "300"])
@@ -164,7 +187,7 @@ fn torchscript_export_matches_the_network() {
         position = position.play_unchecked(position.legal_moves()[7]);
     }
     let refs: Vec<&Position> = positions.iter().collect();
-    let inputs = epaminondas::nn::encode_batch(&refs);
+    let inputs = epaminondas::nn::encode_batch(&refs, network.config.input_planes());
     let (policy, wdl) = network.infer(&inputs, 3, 14, 12);
     let xs = tch::Tensor::from_slice(&inputs).view([3, 7, 12, 14]);
     let out = tch::no_grad(|| module.forward_ts(&[xs]).unwrap());

@@ -3,7 +3,8 @@
 //! reading, and positions built one move away from a forbidden symmetric far-row entry (which
 //! random play almost never reaches). The hand-checked cases are in `rules.rs`; here the engine
 //! is held to itself: the bitboard generator to the square-by-square checker, playing to a
-//! fresh set-up, the left-right mirror, and every text format to its parser.
+//! fresh set-up, the left-right mirror, and every text format to its parser. The stones variant
+//! goes through the same checks (its placements, then its games, and scatters with stones).
 
 mod common;
 
@@ -17,7 +18,7 @@ use std::collections::HashSet;
 const SIZES: [(u8, u8); 6] = [(14, 12), (8, 8), (5, 5), (16, 16), (16, 5), (5, 16)];
 
 fn rules(width: u8, height: u8, symmetry: SymmetryRule) -> Rules {
-    Rules { width, height, symmetry, ply_cap: None }
+    Rules { width, height, symmetry, ply_cap: None, stones: false }
 }
 
 /// The move whose play leads from `before` to `after` (random_game hands back positions only).
@@ -91,8 +92,13 @@ fn check_position(p: &Position) {
     let mover = p.side_to_move();
     let enemy = mover.opponent();
     let hash_of = |q: &Position| {
-        Position::from_parts(*q.rules(), q.pieces(Color::White), q.pieces(Color::Black), q.side_to_move(), q.ply()).expect("a played position is a valid set-up").hash()
+        Position::from_parts(*q.rules(), q.pieces(Color::White), q.pieces(Color::Black), q.side_to_move(), q.ply())
+            .and_then(|fresh| fresh.with_stones(q.stones()))
+            .expect("a played position is a valid set-up")
+            .hash()
     };
+    // Placements come first and only: while stones are missing nothing else is legal.
+    assert!(moves.iter().all(|mv| mv.is_placement() == p.in_placement()), "{p:?}: a placement out of phase or a move during placement");
     for &mv in &moves {
         let effect = p.check(mv).expect("checked above");
         let next = p.play(mv).expect("legal");
@@ -100,6 +106,18 @@ fn check_position(p: &Position) {
         assert_eq!(next.hash(), hash_of(&next), "{p:?} {mv}: incremental hash");
         assert_eq!(next.side_to_move(), enemy);
         assert_eq!(next.ply(), p.ply() + 1);
+        assert_eq!(next.mirrored(), mirror.play(mirror_move(mv, width)).unwrap(), "{p:?} {mv}: play and mirror do not commute");
+        if mv.is_placement() {
+            // A stone lands on the named square; no piece moves.
+            assert_eq!(next.stones(), p.stones() | Bitboard::from_square(mv.from), "{p:?} {mv}");
+            assert_eq!(next.occupied(), p.occupied(), "{p:?} {mv}");
+            let notation = p.notation(mv);
+            assert_eq!(notation, format!("@{}", mv.from));
+            assert_eq!(p.parse_move(&notation), Ok(mv), "{p:?}: {notation}");
+            continue;
+        }
+        assert_eq!(next.stones(), p.stones(), "{p:?} {mv}: a stone moved");
+        assert!((next.occupied() & p.stones()).is_empty(), "{p:?} {mv}: a piece on a stone");
         // The mover keeps every piece; the enemy loses exactly the captured line.
         assert_eq!(next.pieces(mover).count(), p.pieces(mover).count(), "{p:?} {mv}");
         assert_eq!(next.pieces(enemy).count() + effect.captured as u32, p.pieces(enemy).count(), "{p:?} {mv}");
@@ -189,6 +207,39 @@ fn random_playouts_keep_every_invariant() {
     assert!(checked > 2000, "only {checked} positions");
 }
 
+/// The stones variant from its start: the placements, then random play among the stones, on
+/// every size that has stone rows, with each symmetry reading.
+#[test]
+fn stones_playouts_keep_every_invariant() {
+    let mut checked = 0;
+    for (i, &(width, height)) in SIZES.iter().enumerate().filter(|(_, (_, h))| *h >= 7) {
+        for (j, symmetry) in SymmetryRule::ALL.into_iter().enumerate() {
+            let start = Position::start(Rules { stones: true, ply_cap: Some(60), ..rules(width, height, symmetry) }).unwrap();
+            assert_eq!(start.side_to_move(), Color::Black, "Black places first");
+            for position in random_game(start, 500 + (i * 4 + j) as u64, 60) {
+                check_position(&position);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 600, "only {checked} positions");
+}
+
+#[test]
+fn stones_scatters_keep_every_invariant() {
+    let mut rng = StdRng::seed_from_u64(17);
+    let mut checked = 0;
+    for &(width, height) in SIZES.iter().filter(|(_, h)| *h >= 7) {
+        for symmetry in SymmetryRule::ALL {
+            for _ in 0..20 {
+                check_position(&random_position(&mut rng, Rules { stones: true, ..rules(width, height, symmetry) }));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 240);
+}
+
 #[test]
 fn random_scatters_keep_every_invariant() {
     let mut rng = StdRng::seed_from_u64(7);
@@ -245,6 +296,9 @@ fn records_of_random_games_round_trip() {
         let black = scatter.pieces(Color::Black) & !geo.rows[0];
         starts.push(Position::from_parts(*scatter.rules(), white, black, Color::Black, 7).unwrap());
     }
+    // The stones variant: Black's placement opens the record ("1. ... @f6 2. @g7 @h8 3. ...").
+    starts.push(Position::start(Rules { stones: true, ply_cap: Some(60), ..Rules::default() }).unwrap());
+    starts.push(Position::start(Rules { stones: true, ply_cap: Some(60), ..rules(8, 8, SymmetryRule::Off) }).unwrap());
     for (i, start) in starts.into_iter().enumerate() {
         for seed in 0..3 {
             let positions = random_game(start, 1000 + (i * 3 + seed) as u64, 150);

@@ -214,6 +214,12 @@ fn every_player_plays_legal_moves() {
         positions.extend((0..12).map(|_| common::random_position(&mut rng, rules)));
         positions.extend(common::random_game(Position::start(rules).unwrap(), width as u64, 60));
     }
+    // The stones variant: its placements (Black first) and play among the stones.
+    for (width, height) in [(14, 12), (8, 8)] {
+        let rules = Rules { width, height, stones: true, ..Rules::default() };
+        positions.extend((0..6).map(|_| common::random_position(&mut rng, rules)));
+        positions.extend(common::random_game(Position::start(rules).unwrap(), 70 + width as u64, 40));
+    }
     positions.retain(|p| p.status() == Status::Ongoing);
     assert!(positions.len() > 100);
     let small = Limit { nodes: Some(20_000), depth: Some(3), time: None };

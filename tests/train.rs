@@ -253,9 +253,74 @@ fn shipped_configs_load() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
             let config = Config::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            boards.push((path.file_name().unwrap().to_string_lossy().into_owned(), config.rules.width, config.rules.height));
+            boards.push((path.file_name().unwrap().to_string_lossy().into_owned(), config.rules.width, config.rules.height, config.rules.stones));
         }
     }
     boards.sort();
-    assert_eq!(boards, [("crossings.toml".to_string(), 8, 8), ("default.toml".to_string(), 14, 12), ("smoke.toml".to_string(), 14, 12)]);
+    let expected = [("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true)];
+    assert_eq!(boards, expected.map(|(name, w, h, stones)| (name.to_string(), w, h, stones)));
+}
+
+/// The stones variant end to end: a generation of self-play from the placements on, its
+/// records, replay chunk and training, then rating games, with a network built for stones.
+#[test]
+fn stones_run_learns_placements_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut config = smoke();
+    config.rules.stones = true;
+    config.selfplay.random_opening_plies = 0; // the search chooses the placements
+    let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
+    run.train(Some(1), &Silent).unwrap();
+    // Every game replays and opens with Black's, White's and Black's stone.
+    let records = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap()).unwrap();
+    assert_eq!(records.len(), 4);
+    for record in &records {
+        assert!(record.rules().stones);
+        assert!(record.moves.len() > 3 && record.moves[..3].iter().all(|mv| mv.is_placement()), "{record}");
+        assert!(record.moves[3..].iter().all(|mv| !mv.is_placement()));
+        assert_eq!(record.final_position().stones().count(), 3);
+        assert_eq!(GameRecord::parse(&record.to_string()).unwrap(), *record);
+    }
+    // The replay chunk reads back with its stones, and placement positions have targets on the
+    // placement plane.
+    let samples = epaminondas::replay::read_chunk(&run_dir.join("replay"), 1, &config.rules).unwrap();
+    let area = 14 * 12;
+    let placing: Vec<&Sample> = samples.iter().filter(|s| s.position.in_placement()).collect();
+    assert!(!placing.is_empty(), "no placement position became a training target");
+    for sample in &placing {
+        assert!(sample.policy.iter().all(|&(index, _)| index as usize / area == epaminondas::encode::PLANE_PLACE));
+    }
+    assert!(samples.iter().any(|s| s.position.stones().count() == 3));
+    // The checkpoints are networks for the stones variant (8 input planes, 65 policy planes).
+    let (network, _) = Network::load(&checkpoint_path(&run_dir, 1), tch::Device::Cpu).unwrap();
+    assert!(network.config.stones);
+    assert_eq!((network.config.input_planes(), network.config.policy_planes()), (8, 65));
+    assert!(network.vs.variables()["stem.conv.weight"].size()[1] == 8);
+    // A standard network is refused for this game, and this network for the standard game.
+    let standard_path = dir.path().join("standard.safetensors");
+    Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(1)).unwrap().save(&standard_path, &Default::default()).unwrap();
+    let error = epaminondas::players::check_net_rules(&standard_path, &config.rules).unwrap_err().to_string();
+    assert!(error.contains("stones"), "{error}");
+    assert!(epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &smoke().rules).is_err());
+    assert!(epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &config.rules).is_ok());
+}
+
+/// Networks for the standard game are what they were: no stones key in their config, and a
+/// file written before the variant existed loads as one.
+#[test]
+fn standard_network_files_are_unchanged_by_the_variant() {
+    let tiny = NetConfig::named("tiny").unwrap();
+    let json = serde_json::to_string(&tiny).unwrap();
+    assert!(!json.contains("stones"), "{json}");
+    let old: NetConfig = serde_json::from_str(r#"{"blocks":1,"channels":16,"policy_channels":8,"value_channels":8,"value_hidden":16}"#).unwrap();
+    assert_eq!(old, tiny);
+    let network = Network::new(&tiny, tch::Device::Cpu, Some(1)).unwrap();
+    assert_eq!(network.vs.variables()["stem.conv.weight"].size()[1], 7);
+    assert_eq!(network.vs.variables()["policy.out.weight"].size()[0], 64);
+    let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/small-gen65.safetensors"));
+    if shipped.exists() {
+        let (network, _) = Network::load(shipped, tch::Device::Cpu).unwrap();
+        assert!(!network.config.stones);
+    }
 }

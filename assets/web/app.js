@@ -152,6 +152,7 @@ function drawBoard(animate) {
       const name = squareName(c, r);
       const piece = pieceAt(name);
       if (piece === ".") continue;
+      if (piece === "s") { drawStone(pieces, name); continue; }
       const start = moving.get(name) || name;
       const circle = drawPiece(pieces, start, piece, name);
       if (start !== name) animations.push({ circle, from: centre(start), to: centre(name) });
@@ -173,6 +174,16 @@ function drawBoard(animate) {
     }
   }
   return animations.length || fading.length ? play(animations, fading) : Promise.resolve();
+}
+
+// A stone of the stones variant: a grey diamond that never moves.
+function drawStone(layer, name) {
+  const [x, y] = centre(name);
+  const d = CELL * 0.36;
+  el("polygon", {
+    points: `${x},${y - d} ${x + d},${y} ${x},${y + d} ${x - d},${y}`,
+    fill: "#8a8d91", stroke: "#4a4c4f", "stroke-width": 1.5, class: "stone", "data-square": name,
+  }, layer);
 }
 
 function drawPiece(layer, at, piece, name) {
@@ -235,6 +246,9 @@ function hoverSquare(name, layer) {
 function clickSquare(name) {
   if (busy || !state || state.turn !== "human") return;
   const moves = state.legal_moves;
+  // Placing a stone (the stones variant) takes one click on the empty square.
+  const placement = (moves[name] || []).find((m) => m.move.startsWith("@"));
+  if (placement) return playMove(placement.move);
   if (selected) {
     const move = (moves[selected] || []).find((m) => m.to === name);
     if (move) return playMove(move.move);

@@ -45,6 +45,9 @@ pub struct ArenaArgs {
     pub size: (u8, u8),
     #[arg(long, default_value = "mirror", value_parser = parse_symmetry)]
     pub symmetry: SymmetryRule,
+    /// The stones variant: three neutral stones placed before the first move.
+    #[arg(long)]
+    pub stones: bool,
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
 }
@@ -60,8 +63,11 @@ impl ArenaArgs {
     }
 
     fn settings(&self, specs: &[&PlayerSpec], sprt: Option<Sprt>) -> anyhow::Result<MatchSettings> {
-        let rules = Rules { width: self.size.0, height: self.size.1, symmetry: self.symmetry, ply_cap: Some(self.ply_cap) };
+        let rules = Rules { width: self.size.0, height: self.size.1, symmetry: self.symmetry, ply_cap: Some(self.ply_cap), stones: self.stones };
         rules.validate()?;
+        for spec in specs {
+            crate::players::check_rules(spec, &rules)?;
+        }
         let limit = self.limit()?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let timed = limit.time.is_some() || (limit.is_empty() && specs.iter().any(|s| s.is_timed()));

@@ -54,7 +54,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads).build_global();
     let mut network = match &args.network {
         Some(path) => Network::load(path, device)?.0,
-        None => Network::new(&config.network.resolve()?, device, Some(config.run.seed))?,
+        None => Network::new(&config.net_config()?, device, Some(config.run.seed))?,
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("{} threads ({} cores), device {device:?}, network {:?}{}", config.run.threads, cores, network.config, args.network.as_ref().map(|p| format!(" from {}", p.display())).unwrap_or_default());

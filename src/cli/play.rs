@@ -33,6 +33,10 @@ pub struct AgentArgs {
     /// Reading of the anti-copycat rule; default: the agent's, else mirror.
     #[arg(long, value_parser = parse_symmetry)]
     pub symmetry: Option<SymmetryRule>,
+    /// The stones variant (three neutral stones placed before the first move); on by default
+    /// for an agent trained with stones.
+    #[arg(long)]
+    pub stones: bool,
     /// Plies after which the game is a draw (0: none); default: the agent's training cap, else none.
     #[arg(long)]
     pub ply_cap: Option<u16>,
@@ -79,8 +83,10 @@ impl AgentArgs {
                 Some(cap) => Some(cap),
                 None => base.ply_cap,
             },
+            stones: self.stones || base.stones,
         };
         rules.validate()?;
+        crate::players::check_rules(&spec, &rules)?;
         Ok((spec, rules))
     }
 }

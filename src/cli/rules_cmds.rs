@@ -19,6 +19,10 @@ pub struct PositionArgs {
     /// --position, whose text has a size).
     #[arg(long, default_value = "standard", value_parser = parse_size)]
     pub size: (u8, u8),
+    /// The stones variant: three neutral stones placed before the first move (needed to read a
+    /// position text with stones, `s`).
+    #[arg(long)]
+    pub stones: bool,
 }
 
 pub fn parse_symmetry(text: &str) -> Result<SymmetryRule, String> {
@@ -32,7 +36,7 @@ pub fn parse_size(text: &str) -> Result<(u8, u8), String> {
 
 impl PositionArgs {
     pub fn position(&self) -> anyhow::Result<Position> {
-        let rules = Rules { width: self.size.0, height: self.size.1, symmetry: self.symmetry, ply_cap: None };
+        let rules = Rules { width: self.size.0, height: self.size.1, symmetry: self.symmetry, ply_cap: None, stones: self.stones };
         match &self.position {
             Some(text) => Position::parse(text, rules).with_context(|| format!("cannot read position {text:?}")),
             None => Ok(Position::start(rules)?),

@@ -171,7 +171,7 @@ impl Run {
         let info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
         write_file(&dir.join("run.json"), serde_json::to_string_pretty(&info).expect("json").as_bytes())?;
         let device = config.run.device.resolve()?;
-        let network = Network::new(&config.network.resolve()?, device, Some(config.run.seed))?;
+        let network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
         network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
         let run = Run { dir: dir.to_path_buf(), config, state: RunState::default(), metrics: Vec::new() };
         run.write_state()?;

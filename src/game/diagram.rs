@@ -1,5 +1,5 @@
-//! Board diagrams for terminals: coordinates, `W`/`B` (or coloured discs), and marks for the
-//! squares of the last move.
+//! Board diagrams for terminals: coordinates, `W`/`B` (or coloured discs), `S` (or a grey
+//! diamond) for the stones of the variant, and marks for the squares of the last move.
 
 use super::bitboard::Bitboard;
 use super::position::{Color, Position};
@@ -8,7 +8,7 @@ use super::square::Square;
 /// How to draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
-    /// ASCII only: `W`, `B`, `.`; last-move squares in brackets.
+    /// ASCII only: `W`, `B`, `S` (a stone), `.`; last-move squares in brackets.
     Plain,
     /// Unicode discs with ANSI colours; last-move squares on a highlighted background.
     Ansi,
@@ -30,11 +30,13 @@ pub fn diagram_with_captures(position: &Position, highlight: Bitboard, captured:
             let marked = highlight.contains(square);
             let piece = position.piece_at(square);
             let taken = captured.contains(square) && piece.is_none();
+            let stone = position.stones().contains(square);
             match style {
                 Style::Plain => {
                     let c = match piece {
                         Some(Color::White) => 'W',
                         Some(Color::Black) => 'B',
+                        None if stone => 'S',
                         None if taken => 'x',
                         None => '.',
                     };
@@ -50,6 +52,7 @@ pub fn diagram_with_captures(position: &Position, highlight: Bitboard, captured:
                     let glyph = match piece {
                         Some(Color::White) => "\x1b[97m●",
                         Some(Color::Black) => "\x1b[30m●",
+                        None if stone => "\x1b[90m◆",
                         None if taken => "\x1b[97m×",
                         None => " ",
                     };

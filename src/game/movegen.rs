@@ -9,6 +9,10 @@
 //!   a k-phalanx captures at step j when j-1 empty squares lead to a `weak_k` square.
 //! The cost is a few bitboard operations per (direction, phalanx length, distance), not per
 //! piece; only the rare moves that enter the far row are checked one by one (symmetry rule).
+//!
+//! Stones (a variant) are neither own nor enemy nor empty, so the same arithmetic treats them
+//! as the board's edge: no run of empty squares passes one, and an enemy line ends at one.
+//! During the placement phase the moves are the empty squares of the stone rows instead.
 
 use super::bitboard::Bitboard;
 use super::position::{Move, Position};
@@ -147,6 +151,10 @@ impl Position {
         if self.is_finished_at_start() {
             return;
         }
+        if self.in_placement() {
+            out.extend(self.placements().squares().map(Move::place));
+            return;
+        }
         self.visit_groups(|group| {
             let far = self.far_row_heads(group);
             if far.is_empty() {
@@ -170,6 +178,9 @@ impl Position {
         if self.is_finished_at_start() {
             return 0;
         }
+        if self.in_placement() {
+            return self.placements().count() as u64;
+        }
         let mut count = 0u64;
         self.visit_groups(|group| {
             count += group.heads.count() as u64;
@@ -188,6 +199,9 @@ impl Position {
         if self.is_finished_at_start() {
             return false;
         }
+        if self.in_placement() {
+            return self.placements().any();
+        }
         let mut found = false;
         self.visit_groups(|group| {
             let far = self.far_row_heads(group);
@@ -200,7 +214,7 @@ impl Position {
     /// Whether some pseudo-legal move lands a phalanx head on the side to move's far row (the
     /// symmetry rule is not checked: callers verify the moves they find).
     pub(super) fn can_enter_far_row(&self) -> bool {
-        if self.is_finished_at_start() {
+        if self.is_finished_at_start() || self.in_placement() {
             return false;
         }
         let mut found = false;
@@ -209,6 +223,11 @@ impl Position {
             !found
         });
         found
+    }
+
+    /// Squares a stone may go on now (whether the placement phase is on is the caller's check).
+    fn placements(&self) -> Bitboard {
+        self.geometry().stone_rows & self.empty()
     }
 
     /// Whether `mv` is legal (the generator's view; [`Position::check`] says why not).

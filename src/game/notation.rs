@@ -1,12 +1,14 @@
 //! Text forms of positions and moves.
 //!
-//! Position: rows from the top (row h) down to row 1 separated by `/`, `w`/`b` for pieces and a
-//! number for a run of empty squares, then the side to move and, when not zero, the ply:
+//! Position: rows from the top (row h) down to row 1 separated by `/`, `w`/`b` for pieces, `s`
+//! for a stone (the stones variant) and a number for a run of empty squares, then the side to
+//! move and, when not zero, the ply:
 //! `bbbbbbbbbbbbbb/bbbbbbbbbbbbbb/14/14/14/14/14/14/14/14/wwwwwwwwwwwwww/wwwwwwwwwwwwww w`.
 //! The board size is read from the text (row count and row width).
 //!
 //! Moves: Abbott's notation, the tail's start and end squares (`f1-g2`, `x` for a capture:
-//! `h12xh9`), or the `tail,head-headdest` form of one rules page (`f1,g2-h3`, the dash optional).
+//! `h12xh9`), or the `tail,head-headdest` form of one rules page (`f1,g2-h3`, the dash optional);
+//! a stone placement is `@` and the square (`@f6`).
 //! Parsing is two-stage: [`MoveText`] is syntax only; [`MoveText::resolve`] finds the legal move
 //! it names in a position, whichever of `-` or `x` was written.
 
@@ -22,7 +24,7 @@ use std::str::FromStr;
 pub enum ParsePositionError {
     #[error("empty position text")]
     Empty,
-    #[error("row {row} (counting from the top), character {column}: unexpected {found:?}; expected w, b or a digit")]
+    #[error("row {row} (counting from the top), character {column}: unexpected {found:?}; expected w, b, s or a digit")]
     BadCharacter { row: usize, column: usize, found: char },
     #[error("row {row} (counting from the top) is {width} squares wide but the first row is {expected}")]
     RaggedRow { row: usize, width: usize, expected: usize },
@@ -80,26 +82,32 @@ impl Position {
             return Err(ParsePositionError::Size { width, height });
         }
         let mut pieces = [Bitboard::EMPTY; 2];
+        let mut stones = Bitboard::EMPTY;
         for (i, cells) in parsed_rows.iter().enumerate() {
             let row = (height - 1 - i) as u8;
-            for &(column, color) in cells {
-                pieces[color.index()].set(Square::new(column as u8, row));
+            for &(column, cell) in cells {
+                let square = Square::new(column as u8, row);
+                match cell {
+                    Some(color) => pieces[color.index()].set(square),
+                    None => stones.set(square),
+                }
             }
         }
         let rules = Rules { width: width as u8, height: height as u8, ..options };
-        Ok(Position::from_parts(rules, pieces[0], pieces[1], side, ply)?)
+        Ok(Position::from_parts(rules, pieces[0], pieces[1], side, ply)?.with_stones(stones)?)
     }
 }
 
-/// One row's pieces as (column, colour), and its width.
-fn parse_row(text: &str, row: usize) -> Result<(Vec<(usize, Color)>, usize), ParsePositionError> {
+/// One row's pieces as (column, colour, or `None` for a stone), and its width.
+fn parse_row(text: &str, row: usize) -> Result<(Vec<(usize, Option<Color>)>, usize), ParsePositionError> {
     let mut cells = Vec::new();
     let mut column = 0usize;
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         match c {
-            'w' => cells.push((column, Color::White)),
-            'b' => cells.push((column, Color::Black)),
+            'w' => cells.push((column, Some(Color::White))),
+            'b' => cells.push((column, Some(Color::Black))),
+            's' => cells.push((column, None)),
             '0'..='9' => {
                 let mut run = c as usize - '0' as usize;
                 while let Some(&(_, d)) = chars.peek().filter(|(_, d)| d.is_ascii_digit()) {
@@ -137,16 +145,20 @@ impl fmt::Display for Position {
         for row in (0..height).rev() {
             let mut run = 0;
             for column in 0..width {
-                match self.piece_at(Square::new(column, row)) {
-                    None => run += 1,
-                    Some(color) => {
-                        if run > 0 {
-                            write!(f, "{run}")?;
-                            run = 0;
-                        }
-                        write!(f, "{}", color.letter())?;
+                let square = Square::new(column, row);
+                let letter = match self.piece_at(square) {
+                    Some(color) => color.letter(),
+                    None if self.stones().contains(square) => 's',
+                    None => {
+                        run += 1;
+                        continue;
                     }
+                };
+                if run > 0 {
+                    write!(f, "{run}")?;
+                    run = 0;
                 }
+                write!(f, "{letter}")?;
             }
             if run > 0 {
                 write!(f, "{run}")?;
@@ -170,12 +182,14 @@ pub enum MoveText {
     Tail { from: Square, to: Square },
     /// `tail,head-headdest`: the tail, the front of the moving phalanx, and where the front lands.
     Head { tail: Square, head: Square, head_to: Square },
+    /// `@square`: a stone placed there (the stones variant).
+    Place { square: Square },
 }
 
 /// Why a move text names no legal move.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MoveError {
-    #[error("{text:?} is not a move: {reason} (write the tail's squares like f1-g2, f1xg2, or tail,head-dest like f1,g2-h3)")]
+    #[error("{text:?} is not a move: {reason} (write the tail's squares like f1-g2, f1xg2, tail,head-dest like f1,g2-h3, or a stone placement like @f6)")]
     Syntax { text: String, reason: &'static str },
     #[error("{from} and {to} are not on one line")]
     NotALine { from: Square, to: Square },
@@ -193,6 +207,9 @@ impl MoveText {
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return Err(syntax("it is empty"));
+        }
+        if let Some(place) = trimmed.strip_prefix('@') {
+            return Ok(MoveText::Place { square: square(place)? });
         }
         if let Some((tail, rest)) = trimmed.split_once(',') {
             let split = rest.find(|c: char| c == '-' || c == 'x').unwrap_or_else(|| {
@@ -226,6 +243,7 @@ impl MoveText {
                 }
                 Move::new(tail, dir, distance)
             }
+            MoveText::Place { square } => Move::place(square),
         };
         position.check(mv).map_err(|reason| MoveError::Illegal { text: self.to_string(), reason })?;
         Ok(mv)
@@ -237,6 +255,7 @@ impl fmt::Display for MoveText {
         match self {
             MoveText::Tail { from, to } => write!(f, "{from}-{to}"),
             MoveText::Head { tail, head, head_to } => write!(f, "{tail},{head}-{head_to}"),
+            MoveText::Place { square } => write!(f, "@{square}"),
         }
     }
 }
@@ -247,8 +266,11 @@ impl Position {
         MoveText::parse(text, self.rules().width, self.rules().height)?.resolve(self)
     }
 
-    /// Abbott's notation of a legal move, with `x` when it captures.
+    /// Abbott's notation of a legal move, with `x` when it captures (`@f6` for a placement).
     pub fn notation(&self, mv: Move) -> String {
+        if mv.is_placement() {
+            return mv.to_string();
+        }
         let capture = self.check(mv).is_ok_and(|effect| effect.captured > 0);
         format!("{}{}{}", mv.from, if capture { 'x' } else { '-' }, mv.to())
     }

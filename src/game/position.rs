@@ -1,10 +1,11 @@
-//! A position: the pieces, the side to move, the ply, under a set of [`Rules`].
+//! A position: the pieces, the stones (a variant), the side to move, the ply, under a set of
+//! [`Rules`].
 //!
 //! Positions are small `Copy` values; playing a move returns a new one (copy-make), which is
 //! cheaper than make/unmake bookkeeping at this size and lets search trees share nothing.
 
 use super::bitboard::Bitboard;
-use super::rules::{Geometry, Rules, SymmetryRule, HOME_ROWS};
+use super::rules::{Geometry, Rules, SymmetryRule, HOME_ROWS, STONES};
 use super::square::{Dir, Square, STRIDE};
 use super::zobrist;
 use std::fmt;
@@ -70,6 +71,10 @@ impl fmt::Display for Color {
 
 /// A move: the tail piece's square, the direction, and how many squares the phalanx advances.
 /// The moving phalanx is the tail and every own piece contiguous ahead of it in `dir`.
+///
+/// In the stones variant a move may instead place a stone: distance 0, `from` the stone's
+/// square, direction north ([`Move::place`]). A piece never moves 0 squares, so the two cannot
+/// be confused, and `Move` stays three bytes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct Move {
     pub from: Square,
@@ -82,6 +87,17 @@ impl Move {
         Move { from, dir, distance }
     }
 
+    /// Placing a stone on `square` (the stones variant's first three plies).
+    pub const fn place(square: Square) -> Move {
+        Move { from: square, dir: Dir::North, distance: 0 }
+    }
+
+    /// Whether this places a stone rather than moving pieces.
+    #[inline]
+    pub const fn is_placement(self) -> bool {
+        self.distance == 0
+    }
+
     /// Where the tail piece ends; with `from`, Abbott's notation for the move.
     pub fn to(self) -> Square {
         Square::from_index((self.from.index() as i32 + self.distance as i32 * self.dir.offset()) as u8)
@@ -89,10 +105,14 @@ impl Move {
 }
 
 /// Abbott's notation without capture marks (a capture needs the position: see
-/// [`Position::notation`]).
+/// [`Position::notation`]); a stone placement is `@` and its square, `@f6`.
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.from, self.to())
+        if self.is_placement() {
+            write!(f, "@{}", self.from)
+        } else {
+            write!(f, "{}-{}", self.from, self.to())
+        }
     }
 }
 
@@ -119,6 +139,18 @@ pub enum IllegalMove {
     EnemyLineTooLong { square: Square, enemy: u8, pieces: u8 },
     #[error("the symmetry rule forbids entering the far row into a symmetric position")]
     Symmetry,
+    #[error("blocked by the stone on {square}")]
+    BlockedByStone { square: Square },
+    #[error("{square} is not on a stone row: stones go on rows {first}..={last}")]
+    NotAStoneRow { square: Square, first: u8, last: u8 },
+    #[error("{square} is not empty; a stone goes on an empty square")]
+    SquareTaken { square: Square },
+    #[error("this game is played without stones")]
+    NoStones,
+    #[error("all {STONES} stones are placed; pieces move now")]
+    StonesPlaced,
+    #[error("{placed} of {STONES} stones are placed; place a stone (like @f6) before any piece moves")]
+    PlaceAStone { placed: u8 },
 }
 
 /// What a legal move does.
@@ -153,6 +185,8 @@ pub struct Position {
     rules: Rules,
     geo: &'static Geometry,
     pieces: [Bitboard; 2],
+    /// Neutral stones (the stones variant; always empty otherwise).
+    stones: Bitboard,
     side: Color,
     ply: u16,
     hash: u64,
@@ -160,7 +194,7 @@ pub struct Position {
 
 impl PartialEq for Position {
     fn eq(&self, other: &Position) -> bool {
-        self.rules == other.rules && self.pieces == other.pieces && self.side == other.side && self.ply == other.ply
+        self.rules == other.rules && self.pieces == other.pieces && self.stones == other.stones && self.side == other.side && self.ply == other.ply
     }
 }
 impl Eq for Position {}
@@ -180,10 +214,17 @@ pub enum SetupError {
     Overlap { square: Square },
     #[error("a piece on {square} lies outside the {width}x{height} board")]
     OutsideBoard { square: Square, width: u8, height: u8 },
+    #[error("the position has stones but the rules have no stones variant (turn it on: --stones, `stones = true`)")]
+    StonesWithoutRule,
+    #[error("{count} stones; the stones variant has at most {STONES}")]
+    TooManyStones { count: u32 },
+    #[error("the stone on {square} is not on a stone row or shares its square with a piece")]
+    MisplacedStone { square: Square },
 }
 
 impl Position {
-    /// The start position: White on the two bottom rows, Black on the two top rows, White to move.
+    /// The start position: White on the two bottom rows, Black on the two top rows, White to
+    /// move; in the stones variant no stones yet and Black to move (Black places first).
     pub fn start(rules: Rules) -> Result<Position, SetupError> {
         rules.validate()?;
         let geo = rules.geometry();
@@ -193,7 +234,8 @@ impl Position {
             white |= geo.rows[r as usize];
             black |= geo.rows[(rules.height - 1 - r) as usize];
         }
-        Position::from_parts(rules, white, black, Color::White, 0)
+        let side = if rules.stones { Color::Black } else { Color::White };
+        Position::from_parts(rules, white, black, side, 0)
     }
 
     /// Abbott's game from its start.
@@ -212,8 +254,26 @@ impl Position {
             return Err(SetupError::OutsideBoard { square, width: rules.width, height: rules.height });
         }
         let pieces = [white, black];
-        let hash = zobrist::hash(&pieces, side);
-        Ok(Position { rules, geo, pieces, side, ply, hash })
+        let hash = zobrist::hash(&pieces, Bitboard::EMPTY, side);
+        Ok(Position { rules, geo, pieces, stones: Bitboard::EMPTY, side, ply, hash })
+    }
+
+    /// The same position with `stones` as its stones, checked: the rules must have the variant,
+    /// at most [`STONES`] of them, each on an empty square of a stone row.
+    pub fn with_stones(&self, stones: Bitboard) -> Result<Position, SetupError> {
+        if stones.is_empty() {
+            return Ok(Position { stones, hash: zobrist::hash(&self.pieces, stones, self.side), ..*self });
+        }
+        if !self.rules.stones {
+            return Err(SetupError::StonesWithoutRule);
+        }
+        if stones.count() > STONES as u32 {
+            return Err(SetupError::TooManyStones { count: stones.count() });
+        }
+        if let Some(square) = (stones & !(self.geo.stone_rows & !self.occupied())).first() {
+            return Err(SetupError::MisplacedStone { square });
+        }
+        Ok(Position { stones, hash: zobrist::hash(&self.pieces, stones, self.side), ..*self })
     }
 
     pub fn rules(&self) -> &Rules {
@@ -237,19 +297,42 @@ impl Position {
         self.pieces[color.index()]
     }
 
+    /// Squares holding a piece of either side (not stones).
     pub fn occupied(&self) -> Bitboard {
         self.pieces[0] | self.pieces[1]
     }
 
+    /// The stones on the board (the stones variant).
+    pub fn stones(&self) -> Bitboard {
+        self.stones
+    }
+
+    /// Squares with neither a piece nor a stone.
+    #[inline]
     pub fn empty(&self) -> Bitboard {
-        self.geo.board & !self.occupied()
+        self.geo.board & !(self.occupied() | self.stones)
+    }
+
+    /// Whether stones are still to be placed: the stones variant before its third stone. The
+    /// count decides, not the ply, so set-up positions need no history.
+    #[inline]
+    pub fn in_placement(&self) -> bool {
+        self.rules.stones && self.stones.count() < STONES as u32
+    }
+
+    /// The rows (1-based, inclusive) stones may go on; empty range on boards without any.
+    fn stone_row_span(&self) -> (u8, u8) {
+        let rows = self.geo.stone_rows.rows();
+        let first = rows.iter().position(|r| *r != 0).unwrap_or(0) as u8;
+        let last = rows.iter().rposition(|r| *r != 0).unwrap_or(0) as u8;
+        (first + 1, last + 1)
     }
 
     pub fn piece_at(&self, square: Square) -> Option<Color> {
         Color::BOTH.into_iter().find(|c| self.pieces[c.index()].contains(square))
     }
 
-    /// Zobrist hash of the pieces and the side to move.
+    /// Zobrist hash of the pieces, the stones and the side to move.
     pub fn hash(&self) -> u64 {
         self.hash
     }
@@ -322,6 +405,9 @@ impl Position {
         if self.is_finished_at_start() {
             return Err(IllegalMove::GameOver);
         }
+        if self.in_placement() || mv.is_placement() {
+            return self.check_placement(mv);
+        }
         if !self.pieces(self.side).contains(mv.from) {
             return Err(IllegalMove::NotYourPiece { square: mv.from, side: self.side });
         }
@@ -337,6 +423,9 @@ impl Position {
         let mut captured = 0;
         for step in 1..=mv.distance {
             let square = head.offset(mv.dir, step as i32, width, height).ok_or(IllegalMove::RunsOffBoard)?;
+            if self.stones.contains(square) {
+                return Err(IllegalMove::BlockedByStone { square });
+            }
             match self.piece_at(square) {
                 None => {}
                 Some(c) if c == self.side => return Err(IllegalMove::BlockedByOwnPiece { square }),
@@ -356,6 +445,31 @@ impl Position {
         Ok(MoveEffect { pieces, captured })
     }
 
+    /// The placement half of [`Position::check`]: `mv` is a placement or the stones are still
+    /// to be placed (the square is on the board and the game goes on).
+    fn check_placement(&self, mv: Move) -> Result<MoveEffect, IllegalMove> {
+        let placed = self.stones.count() as u8;
+        match (self.in_placement(), mv.is_placement()) {
+            (true, false) => return Err(IllegalMove::PlaceAStone { placed }),
+            // Without the variant a 0-square move is just a move that goes nowhere.
+            (false, true) if !self.rules.stones => return Err(IllegalMove::ZeroDistance),
+            (false, true) => return Err(IllegalMove::StonesPlaced),
+            _ => {}
+        }
+        if mv.dir != Dir::North {
+            // Placements are written one way only, so equal placements compare equal.
+            return Err(IllegalMove::ZeroDistance);
+        }
+        if !self.geo.stone_rows.contains(mv.from) {
+            let (first, last) = self.stone_row_span();
+            return Err(IllegalMove::NotAStoneRow { square: mv.from, first, last });
+        }
+        if !self.empty().contains(mv.from) {
+            return Err(IllegalMove::SquareTaken { square: mv.from });
+        }
+        Ok(MoveEffect { pieces: 0, captured: 0 })
+    }
+
     /// Plays a legal move, or says why it is illegal and leaves `self` untouched.
     pub fn play(&self, mv: Move) -> Result<Position, IllegalMove> {
         self.check(mv)?;
@@ -365,6 +479,9 @@ impl Position {
     /// Plays a move known to be legal (from the generator, or checked). An illegal move gives an
     /// unspecified (but memory-safe) position.
     pub fn play_unchecked(&self, mv: Move) -> Position {
+        if mv.is_placement() {
+            return self.place_unchecked(mv.from);
+        }
         let us = self.side.index();
         let them = self.side.opponent().index();
         let (own, enemy) = (self.pieces[us], self.pieces[them]);
@@ -412,6 +529,18 @@ impl Position {
         next
     }
 
+    /// Puts a stone on `square` and passes the turn (the square is on the board: a legal
+    /// placement or at least a square of the layout).
+    fn place_unchecked(&self, square: Square) -> Position {
+        let mut next = *self;
+        next.stones.set(square);
+        next.stones &= self.geo.board;
+        next.side = self.side.opponent();
+        next.ply = self.ply.saturating_add(1);
+        next.hash = self.hash ^ zobrist::stones(next.stones ^ self.stones) ^ zobrist::SIDE;
+        next
+    }
+
     /// Whether the anti-copycat rule forbids `mv`: it puts a piece onto the mover's far row and
     /// the position after it is symmetric under the rules' reading.
     pub(crate) fn violates_symmetry_rule(&self, mv: Move) -> bool {
@@ -434,11 +563,16 @@ impl Position {
         landing_row == self.side.far_row(self.rules.height) as i32
     }
 
-    /// Whether the board is symmetric in the sense of the rules' symmetry reading.
+    /// Whether the board is symmetric in the sense of the rules' symmetry reading. Stones are
+    /// part of the pattern: the board is symmetric only if its stones map onto its stones too
+    /// (so on an even number of rows, where no row maps onto itself, three stones are never
+    /// symmetric and the stones variant in effect has no anti-copycat rule: the stones already
+    /// break the copycat's mirror).
     pub fn is_symmetric(&self) -> bool {
         let [white, black] = self.pieces;
-        let mirror = || self.geo.flip_vertical(white) == black;
-        let rotation = || self.geo.rotate180(white) == black;
+        let stones = self.stones;
+        let mirror = || self.geo.flip_vertical(white) == black && self.geo.flip_vertical(stones) == stones;
+        let rotation = || self.geo.rotate180(white) == black && self.geo.rotate180(stones) == stones;
         match self.rules.symmetry {
             SymmetryRule::Mirror => mirror(),
             SymmetryRule::Rotation => rotation(),
@@ -450,22 +584,24 @@ impl Position {
     /// The position seen in a left-right mirror (an exact symmetry of the game).
     pub fn mirrored(&self) -> Position {
         let pieces = self.pieces.map(|bits| self.geo.mirror(bits));
-        Position { pieces, hash: zobrist::hash(&pieces, self.side), ..*self }
+        let stones = self.geo.mirror(self.stones);
+        Position { pieces, stones, hash: zobrist::hash(&pieces, stones, self.side), ..*self }
     }
 
     /// The same pieces with another side to move and ply (for set-ups and tests).
     pub fn with_side_to_move(&self, side: Color, ply: u16) -> Position {
-        Position { side, ply, hash: zobrist::hash(&self.pieces, side), ..*self }
+        Position { side, ply, hash: zobrist::hash(&self.pieces, self.stones, side), ..*self }
     }
 
     /// The same position under other rule options of the same board size.
     pub fn with_rules(&self, rules: Rules) -> Result<Position, SetupError> {
-        Position::from_parts(rules, self.pieces[0], self.pieces[1], self.side, self.ply)
+        Position::from_parts(rules, self.pieces[0], self.pieces[1], self.side, self.ply)?.with_stones(self.stones)
     }
 }
 
 /// The left-right mirror of a move (pairs with [`Position::mirrored`]). Total: a move from off
 /// a `width`-wide board gets some other square rather than a panic, and no position accepts it.
+/// A placement stays a placement (its direction, north, is its own mirror).
 pub fn mirror_move(mv: Move, width: u8) -> Move {
     let column = width.wrapping_sub(1).wrapping_sub(mv.from.column()) % STRIDE as u8;
     Move::new(Square::new(column, mv.from.row()), mv.dir.mirrored(), mv.distance)

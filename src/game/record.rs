@@ -8,6 +8,7 @@
 //! [Height "12"]
 //! [Symmetry "mirror"]
 //! [PlyCap "300"]
+//! [Stones "on"]      (only in the stones variant; its moves begin with the placements, @f6)
 //! [Result "1-0"]
 //! [Termination "back-row"]
 //!
@@ -237,7 +238,12 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
         None | Some("none") => None,
         Some(v) => Some(v.parse().map_err(|_| RecordError::Tag { tag: "PlyCap", problem: format!("{v:?} is not a number or none") })?),
     };
-    let rules = Rules { width: number("Width", defaults.width)?, height: number("Height", defaults.height)?, symmetry, ply_cap };
+    let stones = match take("Stones").as_deref() {
+        None | Some("off") => false,
+        Some("on") => true,
+        Some(v) => return Err(RecordError::Tag { tag: "Stones", problem: format!("{v:?} is not on or off") }),
+    };
+    let rules = Rules { width: number("Width", defaults.width)?, height: number("Height", defaults.height)?, symmetry, ply_cap, stones };
     let start = match take("Start") {
         Some(text) => Position::parse(&text, rules).map_err(RecordError::Start)?,
         None => Position::start(rules)?,
@@ -291,7 +297,7 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
             actual: format!("{} by {}", implied.token(), implied_termination.name()),
         });
     }
-    let known = ["White", "Black", "Width", "Height", "Symmetry", "PlyCap", "Start", "Result", "Termination"];
+    let known = ["White", "Black", "Width", "Height", "Symmetry", "PlyCap", "Stones", "Start", "Result", "Termination"];
     let extra = tags.iter().filter(|(n, _)| !known.contains(&n.as_str())).cloned().collect();
     let record = GameRecord {
         white: take("White").unwrap_or_else(|| "?".into()),
@@ -315,6 +321,9 @@ impl fmt::Display for GameRecord {
         tag(f, "Height", &rules.height)?;
         tag(f, "Symmetry", &rules.symmetry)?;
         tag(f, "PlyCap", &rules.ply_cap.map_or("none".to_string(), |c| c.to_string()))?;
+        if rules.stones {
+            tag(f, "Stones", &"on")?;
+        }
         if Position::start(*rules).ok() != Some(self.start) {
             tag(f, "Start", &self.start)?;
         }
@@ -326,10 +335,13 @@ impl fmt::Display for GameRecord {
         writeln!(f)?;
         let mut position = self.start;
         let mut line = String::new();
+        // A number per White move. With stones Black places first, at ply 0, so White plays the
+        // odd plies: "1. ... @f6 2. @g7 @h8 3. f1-g2 ...".
+        let white_parity = rules.stones as u16;
         for (i, mv) in self.moves.iter().enumerate() {
             let mut token = String::new();
             if position.side_to_move() == Color::White || i == 0 {
-                token += &format!("{}. ", position.ply() / 2 + 1);
+                token += &format!("{}. ", (position.ply() + white_parity) / 2 + 1);
                 if position.side_to_move() == Color::Black {
                     token += "... ";
                 }

@@ -15,6 +15,8 @@ pub const STANDARD_WIDTH: u8 = 14;
 pub const STANDARD_HEIGHT: u8 = 12;
 /// Each side starts on its two nearest rows.
 pub const HOME_ROWS: u8 = 2;
+/// Neutral stones placed before the first move in the stones variant (Black, White, Black).
+pub const STONES: u8 = 3;
 
 /// How the anti-copycat rule of Abbott's text is read: a move that puts a piece onto the mover's
 /// far row is illegal if the position after it is symmetric in this sense.
@@ -70,11 +72,18 @@ pub struct Rules {
     /// Plies after which an unfinished game is scored a draw. The game itself has no draw rule;
     /// self-play and matches need games to end.
     pub ply_cap: Option<u16>,
+    /// Néstor Romeral Andrés's variant: before the first move Black, White and Black each place
+    /// a neutral stone on an empty square of the stone rows (see [`Geometry::stone_rows`]).
+    /// Stones block movement like the board's edge, are never captured and count for nobody.
+    /// Off unless asked for, and then left out of configs and metadata, so files written before
+    /// the variant existed read and write the same.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stones: bool,
 }
 
 impl Default for Rules {
     fn default() -> Rules {
-        Rules { width: STANDARD_WIDTH, height: STANDARD_HEIGHT, symmetry: SymmetryRule::Mirror, ply_cap: None }
+        Rules { width: STANDARD_WIDTH, height: STANDARD_HEIGHT, symmetry: SymmetryRule::Mirror, ply_cap: None, stones: false }
     }
 }
 
@@ -85,6 +94,8 @@ pub enum RulesError {
     BoardSize { width: u8, height: u8 },
     #[error("a ply cap of 0 ends every game before it starts; leave it unset for no cap")]
     ZeroPlyCap,
+    #[error("the stones variant needs a stone row between the armies, and a {height}-row board has none: stones go on the empty rows minus the row in front of each army, so the board needs at least 7 rows")]
+    NoStoneRows { height: u8 },
     #[error("{0:?} is not a board: name one ({names}) or give WxH, e.g. 10x8", names = BOARD_NAMES.iter().map(|(name, ..)| *name).collect::<Vec<_>>().join(", "))]
     UnknownBoard(String),
 }
@@ -122,6 +133,9 @@ impl Rules {
         if self.ply_cap == Some(0) {
             return Err(RulesError::ZeroPlyCap);
         }
+        if self.stones && self.geometry().stone_rows.is_empty() {
+            return Err(RulesError::NoStoneRows { height: self.height });
+        }
         Ok(())
     }
 
@@ -140,9 +154,14 @@ impl fmt::Display for Rules {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}x{} symmetry={}", self.width, self.height, self.symmetry)?;
         match self.ply_cap {
-            Some(cap) => write!(f, " ply-cap={cap}"),
-            None => write!(f, " ply-cap=none"),
+            Some(cap) => write!(f, " ply-cap={cap}")?,
+            None => write!(f, " ply-cap=none")?,
         }
+        // Only when on, so the standard game's text (in run metadata, say) is unchanged.
+        if self.stones {
+            f.write_str(" stones")?;
+        }
+        Ok(())
     }
 }
 
@@ -158,6 +177,11 @@ pub struct Geometry {
     pub shift_masks: [Bitboard; 8],
     /// `rows[r]`: the squares of row r.
     pub rows: [Bitboard; 16],
+    /// Where stones may be placed: the rows between the armies' start rows, less the row
+    /// directly in front of each army, so no stone touches an army at the start. On Abbott's
+    /// 12 rows these are rows 4..=9, the variant's "six middle rows"; boards under 7 rows have
+    /// none (and [`Rules::validate`] refuses stones there).
+    pub stone_rows: Bitboard,
 }
 
 impl Geometry {
@@ -173,7 +197,11 @@ impl Geometry {
         let shift_masks = Dir::ALL.map(|dir| {
             board.squares().filter(|sq| sq.offset(dir.opposite(), 1, width, height).is_some()).collect()
         });
-        Geometry { width, height, board, shift_masks, rows }
+        let mut stone_rows = Bitboard::EMPTY;
+        for row in HOME_ROWS + 1..height.saturating_sub(HOME_ROWS + 1) {
+            stone_rows |= rows[row as usize];
+        }
+        Geometry { width, height, board, shift_masks, rows, stone_rows }
     }
 
     /// The shared tables for a `width` x `height` board (both in 5..=16).

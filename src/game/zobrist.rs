@@ -1,5 +1,5 @@
-//! Zobrist keys: one random 64-bit key per (colour, square) and one for the side to move, so a
-//! position's hash updates by XOR as pieces move. Keys are fixed at compile time so hashes are
+//! Zobrist keys: one random 64-bit key per (colour, square), one per stone square (the stones
+//! variant) and one for the side to move, so a position's hash updates by XOR as pieces move. Keys are fixed at compile time so hashes are
 //! stable across runs (evaluation caches and tests can rely on them).
 
 use super::bitboard::Bitboard;
@@ -23,6 +23,20 @@ const fn keys() -> [[u64; 256]; 2] {
 }
 
 static KEYS: [[u64; 256]; 2] = keys();
+
+/// Stone keys continue the pieces' sequence (indices 512..768), so they differ from every piece
+/// key and a position without stones hashes exactly as before the variant existed.
+const fn stone_keys() -> [u64; 256] {
+    let mut table = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = splitmix(0x45_5041_4d49_4e4f ^ ((512 + i) as u64).wrapping_mul(0x1000_0000_01b3));
+        i += 1;
+    }
+    table
+}
+
+static STONE_KEYS: [u64; 256] = stone_keys();
 /// XORed in when Black is to move.
 pub const SIDE: u64 = splitmix(0x5349_4445);
 
@@ -32,8 +46,14 @@ pub fn diff(bits: Bitboard, color: Color) -> u64 {
     bits.squares().fold(0, |h, sq| h ^ KEYS[color.index()][sq.index()])
 }
 
-/// The full hash of a piece placement and side to move.
-pub fn hash(pieces: &[Bitboard; 2], side: Color) -> u64 {
+/// The XOR of the stone keys of every square of `bits`.
+#[inline]
+pub fn stones(bits: Bitboard) -> u64 {
+    bits.squares().fold(0, |h, sq| h ^ STONE_KEYS[sq.index()])
+}
+
+/// The full hash of a piece placement, the stones and the side to move.
+pub fn hash(pieces: &[Bitboard; 2], stone_squares: Bitboard, side: Color) -> u64 {
     let side_key = if side == Color::Black { SIDE } else { 0 };
-    diff(pieces[0], Color::White) ^ diff(pieces[1], Color::Black) ^ side_key
+    diff(pieces[0], Color::White) ^ diff(pieces[1], Color::Black) ^ stones(stone_squares) ^ side_key
 }

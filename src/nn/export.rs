@@ -4,16 +4,18 @@
 //! [`crate::encode`], from the side to move's view, Black's boards flipped vertically) and
 //! returns one tensor `[batch, 64 * height * width + 3]` (TorchScript methods return a single
 //! value): first the policy logits, plane `dir * 8 + distance - 1` over the tail square (see
-//! `encode::move_index`), then the win/draw/loss probabilities for the side to move.
+//! `encode::move_index`), then the win/draw/loss probabilities for the side to move. A network
+//! for the stones variant takes 8 planes (the last: stones) and has 65 policy planes (the last:
+//! placing a stone on the square).
 
 use super::{NetError, Network};
-use crate::encode::INPUT_PLANES;
 use std::path::Path;
 use tch::{Kind, Tensor};
 
 pub fn export_torchscript(network: &mut Network, path: &Path, width: u8, height: u8) -> Result<(), NetError> {
     network.vs.freeze();
-    let example = Tensor::zeros([1, INPUT_PLANES as i64, height as i64, width as i64], (Kind::Float, network.device()));
+    let planes = network.config.input_planes() as i64;
+    let example = Tensor::zeros([1, planes, height as i64, width as i64], (Kind::Float, network.device()));
     let model = &network.model;
     let mut forward = |inputs: &[Tensor]| {
         let (policy, wdl) = model.forward_t(&inputs[0], false);

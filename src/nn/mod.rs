@@ -6,7 +6,7 @@ pub mod model;
 pub mod optim;
 pub mod tensor_file;
 
-use crate::encode::{self, INPUT_PLANES};
+use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
 use model::{NetConfig, PolicyValueNet};
 use rayon::prelude::*;
@@ -123,10 +123,11 @@ impl Network {
     }
 
     /// Policy logits and win/draw/loss probabilities for a batch of encoded inputs
-    /// ([batch, INPUT_PLANES, height, width], row-major in `inputs`), in inference mode.
+    /// ([batch, input planes, height, width], row-major in `inputs`), in inference mode.
     pub fn infer(&self, inputs: &[f32], batch: usize, width: u8, height: u8) -> (Vec<f32>, Vec<f32>) {
         tch::no_grad(|| {
-            let xs = Tensor::from_slice(inputs).view([batch as i64, INPUT_PLANES as i64, height as i64, width as i64]).to_device(self.device());
+            let planes = self.config.input_planes() as i64;
+            let xs = Tensor::from_slice(inputs).view([batch as i64, planes, height as i64, width as i64]).to_device(self.device());
             let (policy, value) = self.model.forward_t(&xs, false);
             let policy = Vec::<f32>::try_from(&policy.to_device(Device::Cpu).flatten(0, -1)).expect("float policy");
             let wdl = Vec::<f32>::try_from(&value.softmax(-1, Kind::Float).to_device(Device::Cpu).flatten(0, -1)).expect("float value");
@@ -135,19 +136,23 @@ impl Network {
     }
 }
 
-/// Encodes a batch of positions (all of one board size) into one input buffer, in parallel.
-pub fn encode_batch(positions: &[&crate::game::Position]) -> Vec<f32> {
+/// Encodes a batch of positions (all of one board size) into one input buffer of `planes`
+/// planes each (the network's: see [`model::NetConfig::input_planes`]), in parallel.
+pub fn encode_batch(positions: &[&crate::game::Position], planes: usize) -> Vec<f32> {
     let Some(first) = positions.first() else { return Vec::new() };
-    let size = encode::input_size(first.rules().width, first.rules().height);
+    let size = planes * first.rules().squares();
     let mut inputs = vec![0.0f32; positions.len() * size];
     inputs.par_chunks_mut(size).zip(positions.par_iter()).for_each(|(chunk, position)| encode::encode_position(position, chunk));
     inputs
 }
 
-/// Softmax of `logits` restricted to `indices` (the legal moves).
+/// Softmax of `logits` restricted to `indices` (the legal moves). An index past the logits (a
+/// placement asked of a network without the placement plane) counts as logit 0 rather than a
+/// panic; players refuse that pairing up front.
 pub fn legal_softmax(logits: &[f32], indices: impl Iterator<Item = usize> + Clone) -> Vec<f32> {
-    let max = indices.clone().map(|i| logits[i]).fold(f32::NEG_INFINITY, f32::max);
-    let exps: Vec<f32> = indices.map(|i| (logits[i] - max).exp()).collect();
+    let logit = |i: usize| logits.get(i).copied().unwrap_or(0.0);
+    let max = indices.clone().map(logit).fold(f32::NEG_INFINITY, f32::max);
+    let exps: Vec<f32> = indices.map(|i| (logit(i) - max).exp()).collect();
     let total: f32 = exps.iter().sum();
     exps.into_iter().map(|e| e / total).collect()
 }
@@ -157,9 +162,9 @@ impl Evaluator for Network {
         let Some(first) = batch.first() else { return Vec::new() };
         let (width, height) = (first.position.rules().width, first.position.rules().height);
         let positions: Vec<&crate::game::Position> = batch.iter().map(|r| &r.position).collect();
-        let inputs = encode_batch(&positions);
+        let inputs = encode_batch(&positions, self.config.input_planes());
         let (policy, wdl) = self.infer(&inputs, batch.len(), width, height);
-        let policy_size = encode::policy_size(width, height);
+        let policy_size = self.config.policy_planes() * width as usize * height as usize;
         batch
             .par_iter()
             .enumerate()

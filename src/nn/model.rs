@@ -10,7 +10,7 @@
 //!
 //! Variable names (the `nn::Path`s) are the checkpoint keys: keep them stable.
 
-use crate::encode::{INPUT_PLANES, POLICY_PLANES};
+use crate::encode::{input_planes, policy_planes};
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, ModuleT};
 use tch::{Kind, Tensor};
@@ -29,20 +29,40 @@ pub struct NetConfig {
     pub value_channels: i64,
     /// Width of the value head's hidden linear layer.
     pub value_hidden: i64,
+    /// Built for the stones variant: one more input plane (the stones) and one more policy
+    /// plane (placements). Left out of the file when false, so standard networks' files are
+    /// byte for byte what they were before the variant, and older files read as standard.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stones: bool,
 }
 
 /// Named sizes, from tests to GPUs. Throughput on the 2-core machine is in the README.
 pub const NAMED_SIZES: [(&str, NetConfig); 5] = [
-    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16 }),
-    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64 }),
-    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128 }),
-    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256 }),
-    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256 }),
+    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false }),
+    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false }),
+    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false }),
+    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false }),
+    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false }),
 ];
 
 impl NetConfig {
     pub fn named(name: &str) -> Option<NetConfig> {
         NAMED_SIZES.iter().find(|(n, _)| *n == name).map(|(_, c)| c.clone())
+    }
+
+    /// The same shape, built for games under `rules` (the stones variant's extra planes).
+    pub fn for_rules(self, rules: &crate::game::Rules) -> NetConfig {
+        NetConfig { stones: rules.stones, ..self }
+    }
+
+    /// Input planes this network reads.
+    pub fn input_planes(&self) -> usize {
+        input_planes(self.stones)
+    }
+
+    /// Policy planes this network writes.
+    pub fn policy_planes(&self) -> usize {
+        policy_planes(self.stones)
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -60,8 +80,8 @@ impl NetConfig {
     /// Multiply-adds per square of one forward pass (for FLOP/s figures).
     pub fn macs_per_square(&self) -> i64 {
         let c = self.channels;
-        let trunk = INPUT_PLANES as i64 * c * 9 + self.blocks as i64 * 2 * c * c * 9;
-        let policy = c * self.policy_channels + self.policy_channels * POLICY_PLANES as i64;
+        let trunk = self.input_planes() as i64 * c * 9 + self.blocks as i64 * 2 * c * c * 9;
+        let policy = c * self.policy_channels + self.policy_channels * self.policy_planes() as i64;
         trunk + policy + c * self.value_channels
     }
 }
@@ -133,7 +153,7 @@ impl ResBlock {
     }
 }
 
-/// The network. `forward_t` maps [B, INPUT_PLANES, H, W] to (policy logits [B, POLICY_PLANES*H*W],
+/// The network. `forward_t` maps [B, input planes, H, W] to (policy logits [B, policy planes*H*W],
 /// win/draw/loss logits [B, 3]) for the side to move.
 #[derive(Debug)]
 pub struct PolicyValueNet {
@@ -151,12 +171,12 @@ impl PolicyValueNet {
         let c = config.channels;
         let blocks = (0..config.blocks).map(|i| ResBlock::new(&(path / "trunk" / i), c, i % 2 == 1)).collect();
         PolicyValueNet {
-            stem: ConvBn::new(&(path / "stem"), INPUT_PLANES as i64, c, 3),
+            stem: ConvBn::new(&(path / "stem"), config.input_planes() as i64, c, 3),
             blocks,
             policy_hidden: ConvBn::new(&(path / "policy" / "hidden"), c, config.policy_channels, 1),
             // The output layers start at zero: a fresh network has uniform priors and an even
             // win/draw/loss, so the first self-play is plain uniform search, not arbitrary noise.
-            policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, POLICY_PLANES as i64, 1, zero_conv()),
+            policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, config.policy_planes() as i64, 1, zero_conv()),
             value_conv: ConvBn::new(&(path / "value" / "conv"), c, config.value_channels, 1),
             value_hidden: nn::linear(path / "value" / "hidden", 2 * config.value_channels, config.value_hidden, Default::default()),
             value_out: nn::linear(path / "value" / "out", config.value_hidden, 3, zero_linear()),

@@ -204,15 +204,16 @@ impl Table {
     }
 }
 
-/// A move in 16 bits: tail square (8), direction (3), distance - 1 (4), and a set top bit.
+/// A move in 16 bits: tail square (8), direction (3), distance (4: 0 for a stone placement,
+/// else at most 8), and a set top bit.
 #[inline]
 fn pack(mv: Move) -> u16 {
-    0x8000 | (mv.from.index() as u16) << 7 | (mv.dir.index() as u16) << 4 | (mv.distance as u16 - 1)
+    0x8000 | (mv.from.index() as u16) << 7 | (mv.dir.index() as u16) << 4 | (mv.distance as u16 & 15)
 }
 
 #[inline]
 fn unpack(bits: u16) -> Option<Move> {
-    (bits != 0).then(|| Move::new(Square::from_index((bits >> 7) as u8), Dir::from_index((bits >> 4 & 7) as usize), (bits & 15) as u8 + 1))
+    (bits != 0).then(|| Move::new(Square::from_index((bits >> 7) as u8), Dir::from_index((bits >> 4 & 7) as usize), (bits & 15) as u8))
 }
 
 /// Decided scores are stored relative to the node (plies from it), not the root, so an entry
@@ -419,7 +420,8 @@ impl Search {
 
     #[inline]
     fn history_index(position: &Position, mv: Move) -> usize {
-        ((position.side_to_move().index() * 256 + mv.from.index()) * 8 + mv.dir.index()) * 16 + (mv.distance as usize - 1).min(15)
+        // Distance 0 (a stone placement) has a slot of its own.
+        ((position.side_to_move().index() * 256 + mv.from.index()) * 8 + mv.dir.index()) * 16 + (mv.distance as usize).min(15)
     }
 
     /// Fills `self.scored[ply]` with the moves of `self.lists[ply]`, the table's move first.

@@ -449,6 +449,9 @@ pub struct MoveFacts {
 /// The [`MoveFacts`] of `mv`, which must be legal in `position`.
 #[inline]
 pub fn move_facts(position: &Position, mv: Move) -> MoveFacts {
+    if mv.is_placement() {
+        return MoveFacts { captured: 0, enters: false };
+    }
     let me = position.side_to_move();
     let own = position.pieces(me);
     let enemy = position.pieces(me.opponent());

@@ -23,7 +23,16 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-pub use net::{best_shipped_agent, trained_rules, NetPlayer};
+pub use net::{best_shipped_agent, check_net_rules, trained_rules, NetPlayer};
+
+/// Whether `spec` can play games under `rules` (only networks are tied to a rule set: see
+/// [`check_net_rules`]).
+pub fn check_rules(spec: &PlayerSpec, rules: &crate::game::Rules) -> Result<(), PlayerError> {
+    match &spec.kind {
+        PlayerKind::Net(path) => check_net_rules(path, rules),
+        _ => Ok(()),
+    }
+}
 
 /// How much a player may think about one move. Every field is optional; a player uses what
 /// applies to it (nodes are simulations for MCTS players and searched positions for

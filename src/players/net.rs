@@ -104,6 +104,21 @@ pub fn trained_rules(path: &Path) -> Result<Option<crate::game::Rules>, PlayerEr
     Ok(file.metadata.get("rules").and_then(|text| serde_json::from_str(text).ok()))
 }
 
+/// Refuses a network player for games it was not built for: a network for the standard game
+/// has no input plane for stones nor policy plane for placements, and one for the stones
+/// variant has only learnt games with stones. (Board sizes and the other options are fine:
+/// the network is fully convolutional.)
+pub fn check_net_rules(path: &Path, rules: &crate::game::Rules) -> Result<(), PlayerError> {
+    let file = crate::nn::tensor_file::TensorFile::read(path, crate::nn::FORMAT)?;
+    let config: crate::nn::model::NetConfig =
+        serde_json::from_str(file.meta("net_config")?).map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
+    if config.stones != rules.stones {
+        let game = |stones: bool| if stones { "the stones variant" } else { "the game without stones" };
+        return Err(PlayerError::WrongRules { path: path.to_path_buf(), trained: game(config.stones).into(), asked: game(rules.stones).into() });
+    }
+    Ok(())
+}
+
 /// The strongest agent in `dir` (`*.safetensors` network files; by their `elo` metadata, then
 /// by name), if any.
 pub fn best_shipped_agent(dir: &Path) -> Option<std::path::PathBuf> {

@@ -517,6 +517,7 @@ impl Api {
                     .map(|column| match position.piece_at(Square::new(column, row)) {
                         Some(Color::White) => 'w',
                         Some(Color::Black) => 'b',
+                        None if position.stones().contains(Square::new(column, row)) => 's',
                         None => '.',
                     })
                     .collect()

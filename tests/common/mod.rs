@@ -6,11 +6,20 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 
-/// The legal moves found the slow way: every (own square, direction, distance) put to
-/// `Position::check`. A second generator that shares nothing with the bitboard one.
+/// The legal moves found the slow way: every (own square, direction, distance) and every stone
+/// placement on every square of the board put to `Position::check`. A second generator that
+/// shares nothing with the bitboard one (not even the stone rows' mask: `check` walks them).
 pub fn brute_force_moves(position: &Position) -> Vec<Move> {
     let side = position.side_to_move();
     let mut moves = Vec::new();
+    for row in 0..position.rules().height {
+        for column in 0..position.rules().width {
+            let mv = Move::place(Square::new(column, row));
+            if position.check(mv).is_ok() {
+                moves.push(mv);
+            }
+        }
+    }
     for from in position.pieces(side).squares() {
         for dir in Dir::ALL {
             for distance in 1..=16 {
@@ -52,7 +61,8 @@ pub fn random_game(start: Position, seed: u64, max_plies: usize) -> Vec<Position
     positions
 }
 
-/// A random scatter of pieces (any counts, some on far rows) under `rules`.
+/// A random scatter of pieces (any counts, some on far rows) under `rules`; with stones, 0..=3
+/// stones on free squares of the stone rows (fewer than 3: still placing).
 pub fn random_position(rng: &mut StdRng, rules: epaminondas::game::Rules) -> Position {
     let mut white = epaminondas::game::Bitboard::EMPTY;
     let mut black = epaminondas::game::Bitboard::EMPTY;
@@ -69,7 +79,14 @@ pub fn random_position(rng: &mut StdRng, rules: epaminondas::game::Rules) -> Pos
         }
     }
     let side = if rng.random_bool(0.5) { epaminondas::game::Color::White } else { epaminondas::game::Color::Black };
-    Position::from_parts(rules, white, black, side, 0).expect("valid scatter")
+    let position = Position::from_parts(rules, white, black, side, 0).expect("valid scatter");
+    if !rules.stones {
+        return position;
+    }
+    let free: Vec<Square> = (rules.geometry().stone_rows & position.empty()).squares().collect();
+    let wanted = if rng.random_bool(0.7) { 3 } else { rng.random_range(0..3) };
+    let stones = free.choose_multiple(rng, wanted).copied().collect();
+    position.with_stones(stones).expect("stones on free stone-row squares")
 }
 
 pub fn sq(text: &str) -> Square {
