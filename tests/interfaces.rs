@@ -231,3 +231,31 @@ fn exported_agents_carry_their_rules_and_training() {
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("broken.safetensors"));
 }
+
+/// The stones variant in the terminal: the human (Black) places first, the agent answers with
+/// White's stone, a piece move before the third stone is refused, White moves first once the
+/// stones stand, and the record says Stones.
+#[test]
+fn scripted_stones_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let record = dir.path().join("game.txt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+        .args(["play", "--player", "random", "--stones", "--as", "black", "--plain", "--ply-cap", "300", "--record"])
+        .arg(&record)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"@f6\na11-a10\n@f7\nresign\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("place a stone"), "{text}");
+    let records = GameRecord::parse_all(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    let game = &records[0];
+    assert!(game.rules().stones);
+    assert_eq!(game.moves.len(), 4, "three placements, White's first move, then the resignation");
+    assert!(game.moves[..3].iter().all(|mv| mv.is_placement()) && !game.moves[3].is_placement());
+    assert_eq!((game.moves[0].to_string(), game.moves[2].to_string()), ("@f6".to_string(), "@f7".to_string()));
+    assert_eq!(game.result, RecordResult::WhiteWins);
+}

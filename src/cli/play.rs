@@ -115,6 +115,7 @@ pub enum Side {
 const HELP: &str = "\
 commands:
   <move>        a move in notation: a1-a3, a1xa3 or the tail,head-destination form f1,g2-h3
+                (with --stones the game opens with stone placements: @f6)
   moves [SQ]    legal moves (all, or those of the phalanxes whose tail is on SQ)
   hint          the agent's suggestion for you
   undo          take back your last move and the agent's reply
@@ -181,7 +182,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             writeln!(out, "{result}")?;
             break;
         }
-        write!(out, "{} to move ({}), move {}> ", position.side_to_move(), if position.side_to_move() == human { "you" } else { "agent" }, position.ply() / 2 + 1)?;
+        write!(out, "{} to move ({}), move {}> ", position.side_to_move(), if position.side_to_move() == human { "you" } else { "agent" }, move_number(&position))?;
         out.flush()?;
         let Some(line) = lines.next() else {
             writeln!(out, "\nend of input: leaving the game unfinished")?;
@@ -250,4 +251,10 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
     crate::util::write_atomically(&path, format!("{record}\n").as_bytes()).with_context(|| format!("cannot save the record to {}", path.display()))?;
     writeln!(out, "game record saved to {}", path.display())?;
     Ok(())
+}
+
+/// The number of the move being made, counted from 1 and going up with each White move, as in
+/// game records: with stones Black places first, at ply 0, so White plays the odd plies.
+fn move_number(position: &Position) -> u16 {
+    (position.ply() + position.rules().stones as u16) / 2 + 1
 }
