@@ -330,3 +330,24 @@ fn the_serve_command_prints_its_address_and_serves() {
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.json()["strength"]["sims"], 5, "--sims is the default strength");
 }
+
+/// The stones variant in the browser API: Black (the human here) places first, placements are
+/// legal moves keyed by their square, the board marks stones `s`, and the agent places too.
+#[test]
+fn stones_games_place_first_and_show_stones() {
+    let rules = Rules { stones: true, ply_cap: Some(300), ..Rules::default() };
+    let api = Api::new(Box::new(GreedyPlayer::new(1)), "greedy".into(), rules, Limit::default());
+    let game = new_game(&api, r#"{"colour": "black"}"#);
+    assert_eq!((game.side_to_move.as_str(), game.turn.as_deref()), ("black", Some("human")));
+    assert_eq!(total_moves(&game), 84, "every square of rows 4..9");
+    assert!(game.legal_moves["f6"].iter().any(|m| m.text == "@f6" && m.to == "f6" && m.moving.is_empty()));
+    let placed = state(call(&api, "POST", &format!("/api/games/{}/move", game.id), r#"{"move": "@f6"}"#, 200));
+    assert_eq!(placed.board[12 - 6], ".....s........");
+    let reply: AgentReply = serde_json::from_value(call(&api, "POST", &format!("/api/games/{}/agent-move", game.id), "", 200)).unwrap();
+    assert!(reply.text.starts_with('@'), "White places the second stone: {}", reply.text);
+    assert_eq!(reply.state.board.iter().map(|row| row.matches('s').count()).sum::<usize>(), 2);
+    // A piece move before the third stone is refused with the reason.
+    let refused = call(&api, "POST", &format!("/api/games/{}/move", game.id), r#"{"move": "a11-a10"}"#, 400);
+    assert_eq!(refused["code"], "illegal-move");
+    assert!(refused["error"].as_str().unwrap().contains("place a stone"), "{refused}");
+}
