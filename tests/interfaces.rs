@@ -4,6 +4,7 @@ use epaminondas::engine::EngineSession;
 use epaminondas::game::{GameRecord, Position, RecordResult, Rules, Status};
 use epaminondas::nn::{model::NetConfig, DeviceChoice, Network};
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn rules(cap: u16) -> Rules {
@@ -224,7 +225,15 @@ fn exported_agents_carry_their_rules_and_training() {
     let rules = epaminondas::players::trained_rules(&agent).unwrap().unwrap();
     assert_eq!(rules.ply_cap, Some(40));
     assert!(dir.path().join("models/smoke.pt").exists() && dir.path().join("models/smoke.md").exists());
-    assert_eq!(epaminondas::players::best_shipped_agent(&dir.path().join("models")), Some(agent.clone()));
+    let best = |width, height| epaminondas::players::best_shipped_agent(&dir.path().join("models"), width, height, false);
+    assert_eq!(best(14, 12), Some(agent.clone()));
+    assert_eq!(best(8, 8), None, "an agent is only offered for the board it was trained on");
+    // The shipped agents: one per board, each found for its own board.
+    let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models"));
+    let crossings = epaminondas::players::best_shipped_agent(shipped, 8, 8, false).expect("an 8x8 agent is shipped");
+    assert_eq!(epaminondas::players::trained_rules(&crossings).unwrap().map(|r| (r.width, r.height)), Some((8, 8)));
+    let standard = epaminondas::players::best_shipped_agent(shipped, 14, 12, false).expect("a 14x12 agent is shipped");
+    assert_eq!(epaminondas::players::trained_rules(&standard).unwrap().map(|r| (r.width, r.height)), Some((14, 12)));
     // A corrupt agent is refused by name.
     std::fs::write(dir.path().join("broken.safetensors"), b"not a network").unwrap();
     let output = Command::new(binary).args(["engine", "--agent"]).arg(dir.path().join("broken.safetensors")).stdin(Stdio::null()).output().unwrap();

@@ -50,13 +50,16 @@ impl AgentArgs {
         let mut spec = match (&self.player, &self.agent) {
             (Some(spec), _) => spec.clone(),
             (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
-            (None, None) => match best_shipped_agent(std::path::Path::new("models")) {
+            (None, None) => match {
+                let (width, height) = self.size.unwrap_or((crate::game::STANDARD_WIDTH, crate::game::STANDARD_HEIGHT));
+                best_shipped_agent(std::path::Path::new("models"), width, height, self.stones)
+            } {
                 Some(path) => {
                     eprintln!("playing the best shipped agent, {}", path.display());
                     PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display()))
                 }
                 None => {
-                    eprintln!("no agent is shipped in models/ yet: playing the alphabeta player instead");
+                    eprintln!("no agent for this board is shipped in models/: playing the alphabeta player instead");
                     "alphabeta".parse()?
                 }
             },

@@ -119,15 +119,20 @@ pub fn check_net_rules(path: &Path, rules: &crate::game::Rules) -> Result<(), Pl
     Ok(())
 }
 
-/// The strongest agent in `dir` (`*.safetensors` network files; by their `elo` metadata, then
-/// by name), if any.
-pub fn best_shipped_agent(dir: &Path) -> Option<std::path::PathBuf> {
+/// The strongest agent in `dir` for a game on a `width` x `height` board (with stones or not):
+/// the `*.safetensors` network files trained for that board, by their `elo` metadata, then by
+/// name. A file that names no rules counts as trained for the standard board.
+pub fn best_shipped_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Option<std::path::PathBuf> {
     let mut agents: Vec<(f64, std::path::PathBuf)> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|e| e == "safetensors"))
         .filter_map(|path| {
             let file = crate::nn::tensor_file::TensorFile::read(&path, crate::nn::FORMAT).ok()?;
+            let rules: crate::game::Rules = file.metadata.get("rules").and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
+            if (rules.width, rules.height, rules.stones) != (width, height, stones) {
+                return None;
+            }
             let elo = file.metadata.get("elo").and_then(|e| e.parse().ok()).unwrap_or(f64::NEG_INFINITY);
             Some((elo, path))
         })
