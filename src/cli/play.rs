@@ -47,13 +47,12 @@ pub struct AgentArgs {
 impl AgentArgs {
     /// The player spec and the rules to play under.
     pub fn resolve(&self) -> anyhow::Result<(PlayerSpec, Rules)> {
+        // Without an agent named, the shipped one for the board asked for (standard if none).
+        let board = self.size.unwrap_or((crate::game::STANDARD_WIDTH, crate::game::STANDARD_HEIGHT));
         let mut spec = match (&self.player, &self.agent) {
             (Some(spec), _) => spec.clone(),
             (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
-            (None, None) => match {
-                let (width, height) = self.size.unwrap_or((crate::game::STANDARD_WIDTH, crate::game::STANDARD_HEIGHT));
-                best_shipped_agent(std::path::Path::new("models"), width, height, self.stones)
-            } {
+            (None, None) => match best_shipped_agent(std::path::Path::new("models"), board.0, board.1, self.stones) {
                 Some(path) => {
                     eprintln!("playing the best shipped agent, {}", path.display());
                     PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display()))
