@@ -111,7 +111,7 @@ pub enum RunError {
     #[error(transparent)]
     Replay(#[from] ReplayError),
     #[error("rating games: {0}")]
-    Rating(String),
+    Rating(#[from] crate::arena::ArenaError),
 }
 
 /// A run directory and its loaded state.

@@ -100,7 +100,7 @@ pub fn rate(dir: &Path, config: &Config, generation: u32, observer: &dyn Observe
         .collect();
     configure_threads(config.run.threads);
     let mut records = String::new();
-    for (opponent, result) in played.map_err(|e| RunError::Rating(e.to_string()))? {
+    for (opponent, result) in played? {
         for game in result.games {
             let (white, black) = if game.a_is_white { (&candidate.text, &opponent.text) } else { (&opponent.text, &candidate.text) };
             let white_score = if game.a_is_white { game.a_score } else { 1.0 - game.a_score };
