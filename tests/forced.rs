@@ -97,6 +97,7 @@ fn agrees_with_brute_force_on_random_games() {
         let mut p = Position::start(rules).unwrap();
         while p.status() == Status::Ongoing {
             let (winning_moves, all_lose) = brute_force(&p);
+            assert_eq!(p.forced_with_moves(&p.legal_moves()), p.forced(), "{p}");
             match p.forced() {
                 Some(Forced::Win(mv)) => {
                     assert!(winning_moves.contains(&mv), "{p}: {mv} is claimed to win");

@@ -23,23 +23,40 @@ impl Position {
     /// [`Position::status`]). The ply cap is respected: a lead that would only count after the
     /// cap is a draw, not a win.
     pub fn forced(&self) -> Option<Forced> {
+        if !self.may_be_forced() {
+            return None;
+        }
+        self.forced_among(&self.legal_moves())
+    }
+
+    /// [`Position::forced`] for a caller that has the legal moves already (a search expanding
+    /// a node), so they are not generated twice.
+    pub fn forced_with_moves(&self, moves: &[Move]) -> Option<Forced> {
+        if !self.may_be_forced() {
+            return None;
+        }
+        self.forced_among(moves)
+    }
+
+    /// Cheap exit for almost every position: the game goes on, with no lead to defend against,
+    /// no piece of ours on the far row, and no move that lands one there.
+    fn may_be_forced(&self) -> bool {
         if self.is_finished_at_start() {
+            return false;
+        }
+        let us = self.side_to_move();
+        self.far_row_count(us.opponent()) > self.far_row_count(us) || self.far_row_count(us) > 0 || self.can_enter_far_row()
+    }
+
+    fn forced_among(&self, moves: &[Move]) -> Option<Forced> {
+        if moves.is_empty() {
             return None;
         }
         let us = self.side_to_move();
         let threatened = self.far_row_count(us.opponent()) > self.far_row_count(us);
-        // Cheap exit for almost every position: no lead to defend against, no piece of ours on
-        // the far row, and no move that lands one there.
-        if !threatened && self.far_row_count(us) == 0 && !self.can_enter_far_row() {
-            return None;
-        }
-        let moves = self.legal_moves();
-        if moves.is_empty() {
-            return None;
-        }
         let mut replies = Vec::with_capacity(128);
         let mut every_move_loses = threatened;
-        for mv in moves {
+        for &mv in moves {
             let next = self.play_unchecked(mv);
             if next.side_to_move_has_won() {
                 continue;

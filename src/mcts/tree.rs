@@ -102,8 +102,8 @@ pub struct Search {
 /// allows it, instead of three.
 fn new_node(position: Position, forced_results: bool) -> Node {
     let mut node = new_root(position);
-    if forced_results && matches!(node.state, NodeState::Unexpanded(_)) {
-        match position.forced() {
+    if let (true, NodeState::Unexpanded(moves)) = (forced_results, &node.state) {
+        match position.forced_with_moves(moves) {
             Some(Forced::Win(_)) => node.state = NodeState::Terminal(1.0),
             Some(Forced::Loss) => node.state = NodeState::Terminal(-1.0),
             None => {}
