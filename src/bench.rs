@@ -111,7 +111,7 @@ pub fn network_rows(network: &mut Network, rules: game::Rules, batches: &[usize]
     let flops_per_eval = 2.0 * network.config.macs_per_square() as f64 * (rules.width as usize * rules.height as usize) as f64;
     for &batch in batches {
         let refs: Vec<&Position> = positions[..batch].iter().collect();
-        let inputs = encode_batch(&refs, network.config.input_planes());
+        let inputs = encode_batch(&refs, network.config.inputs());
         let forward = batch as f64 * rate(seconds, || {
             let _ = network.infer(&inputs, batch, rules.width, rules.height);
         });

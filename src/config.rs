@@ -46,6 +46,10 @@ pub struct NetworkConfig {
     pub size: Option<String>,
     pub blocks: Option<usize>,
     pub channels: Option<i64>,
+    /// Whether the network reads the threat planes (see `encode::THREAT_PLANES`); off when
+    /// left out, as in configs written before they existed.
+    #[serde(default)]
+    pub threats: bool,
 }
 
 impl NetworkConfig {
@@ -62,6 +66,7 @@ impl NetworkConfig {
         if let Some(channels) = self.channels {
             net.channels = channels;
         }
+        net.threats = self.threats;
         net.validate().map_err(|e| ConfigError::Invalid(format!("network: {e}")))?;
         Ok(net)
     }

@@ -13,9 +13,12 @@
 //!
 //! The stones variant adds one input plane (the stones) and one policy plane (placing a stone,
 //! over its square), only in networks built for it, so networks for the standard game keep
-//! their shapes and checkpoints: see [`input_planes`] and [`policy_planes`].
+//! their shapes and checkpoints: see [`Inputs`] and [`policy_planes`]. Networks may also read
+//! [`THREAT_PLANES`] planes of what each side's next move could do (capture, reach the far
+//! row): facts of the rules a small convolutional net otherwise has to rebuild from long lines
+//! of pieces across the board.
 
-use crate::game::{Color, Dir, Move, Position, Rules, Square};
+use crate::game::{Bitboard, Color, Dir, Move, Position, Rules, Square};
 
 /// Input planes of a network for the standard game, each `height` x `width`, in this order:
 pub const INPUT_PLANES: usize = 7;
@@ -38,17 +41,44 @@ pub const PLANE_PLIES_LEFT: usize = 6;
 /// of its own: fewer than three stones on the board says it.)
 pub const PLANE_STONES: usize = 7;
 
+/// In networks that read threats ([`Inputs::threats`]), four planes after the others:
+pub const THREAT_PLANES: usize = 4;
+/// +0: opponent pieces that some move of the side to move captures now (whole captured lines).
+pub const THREAT_WE_CAPTURE: usize = 0;
+/// +1: own pieces that some move of the opponent would capture, were it to move.
+pub const THREAT_THEY_CAPTURE: usize = 1;
+/// +2: own pieces that some move lands on the far row now.
+pub const THREAT_OUR_RUNNERS: usize = 2;
+/// +3: opponent pieces that some move would land on our home row, were it to move.
+pub const THREAT_THEIR_RUNNERS: usize = 3;
+
+/// The optional input planes a network reads (part of its shape: see `NetConfig`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct Inputs {
+    /// The stones plane ([`PLANE_STONES`]), for the stones variant.
+    pub stones: bool,
+    /// The [`THREAT_PLANES`] threat planes, after every other plane.
+    pub threats: bool,
+}
+
+impl Inputs {
+    /// Input planes in all.
+    pub const fn planes(self) -> usize {
+        INPUT_PLANES + self.stones as usize + THREAT_PLANES * self.threats as usize
+    }
+
+    /// The first threat plane (when [`Inputs::threats`]).
+    pub const fn first_threat_plane(self) -> usize {
+        INPUT_PLANES + self.stones as usize
+    }
+}
+
 /// The longest move on any supported board.
 pub const MAX_DISTANCE: usize = 8;
 /// Policy planes of a network for the standard game: 8 directions x 8 distances.
 pub const POLICY_PLANES: usize = 8 * MAX_DISTANCE;
 /// In networks for the stones variant, the plane after the moves: placing a stone on a square.
 pub const PLANE_PLACE: usize = POLICY_PLANES;
-
-/// Input planes of a network for the standard game (`stones` false) or the stones variant.
-pub const fn input_planes(stones: bool) -> usize {
-    INPUT_PLANES + stones as usize
-}
 
 /// Policy planes of a network for the standard game (`stones` false) or the stones variant.
 pub const fn policy_planes(stones: bool) -> usize {
@@ -60,9 +90,9 @@ pub fn policy_size(rules: &Rules) -> usize {
     policy_planes(rules.stones) * rules.squares()
 }
 
-/// Input length for games under `rules`.
-pub fn input_size(rules: &Rules) -> usize {
-    input_planes(rules.stones) * rules.squares()
+/// Input length of one position for a network reading `inputs` on the board of `rules`.
+pub fn input_size(rules: &Rules, inputs: Inputs) -> usize {
+    inputs.planes() * rules.squares()
 }
 
 /// A square as the side to move sees it (row index into its planes).
@@ -81,24 +111,24 @@ fn view_dir(dir: Dir, side: Color) -> Dir {
     }
 }
 
-/// Writes the planes of `position` into `out`, overwriting it. `out` holds the planes of the
-/// network that will read them: [`INPUT_PLANES`] planes for the standard game, or one more for
-/// the stones variant (its length says which). A network for the stones variant thus reads
-/// standard positions too (no stones); a standard network given a position with stones would
-/// see them as empty squares, which is why players refuse that pairing before a game.
-pub fn encode_position(position: &Position, out: &mut [f32]) {
+/// Writes the planes of `position` that a network reading `inputs` takes into `out` (exactly
+/// `inputs.planes()` planes), overwriting it. A network for the stones variant reads standard
+/// positions too (no stones); a standard network given a position with stones would see them
+/// as empty squares, which is why players refuse that pairing before a game.
+pub fn encode_position(position: &Position, inputs: Inputs, out: &mut [f32]) {
     let (width, height) = (position.rules().width, position.rules().height);
     let area = width as usize * height as usize;
-    let with_stones = out.len() == input_planes(true) * area;
-    assert!(with_stones || out.len() == INPUT_PLANES * area, "input buffer size {} for a {width}x{height} board", out.len());
+    assert_eq!(out.len(), inputs.planes() * area, "input buffer for {inputs:?} on a {width}x{height} board");
     out.fill(0.0);
     let side = position.side_to_move();
-    for (plane, color) in [(PLANE_OWN, side), (PLANE_OPPONENT, side.opponent())] {
-        for square in position.pieces(color).squares() {
+    let mark = |out: &mut [f32], plane: usize, squares: Bitboard| {
+        for square in squares.squares() {
             let (row, column) = view_square(square, side, height);
             out[plane * area + row * width as usize + column] = 1.0;
         }
-    }
+    };
+    mark(out, PLANE_OWN, position.pieces(side));
+    mark(out, PLANE_OPPONENT, position.pieces(side.opponent()));
     let constant = |out: &mut [f32], plane: usize, value: f32| out[plane * area..(plane + 1) * area].fill(value);
     constant(out, PLANE_ONES, 1.0);
     constant(out, PLANE_OWN_FAR, position.far_row_count(side) as f32 / 4.0);
@@ -106,11 +136,17 @@ pub fn encode_position(position: &Position, out: &mut [f32]) {
     constant(out, PLANE_WON, if position.side_to_move_has_won() { 1.0 } else { 0.0 });
     let plies_left = position.rules().ply_cap.map_or(0.0, |cap| cap.saturating_sub(position.ply()) as f32 / cap as f32);
     constant(out, PLANE_PLIES_LEFT, plies_left);
-    if with_stones {
-        for square in position.stones().squares() {
-            let (row, column) = view_square(square, side, height);
-            out[PLANE_STONES * area + row * width as usize + column] = 1.0;
-        }
+    if inputs.stones {
+        mark(out, PLANE_STONES, position.stones());
+    }
+    if inputs.threats {
+        let first = inputs.first_threat_plane();
+        let ours = position.threats();
+        let theirs = position.with_side_to_move(side.opponent(), position.ply()).threats();
+        mark(out, first + THREAT_WE_CAPTURE, ours.captures);
+        mark(out, first + THREAT_THEY_CAPTURE, theirs.captures);
+        mark(out, first + THREAT_OUR_RUNNERS, ours.runners);
+        mark(out, first + THREAT_THEIR_RUNNERS, theirs.runners);
     }
 }
 

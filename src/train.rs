@@ -33,13 +33,14 @@ pub struct Batch {
     pub value_class: Tensor,
 }
 
-/// Builds a batch from samples, mirroring each left-right when `mirror` says so.
-pub fn make_batch(samples: &[&Sample], mirror: &[bool], device: tch::Device) -> Batch {
+/// Builds a batch from samples for a network reading `inputs`, mirroring each left-right when
+/// `mirror` says so.
+pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, device: tch::Device) -> Batch {
     let first = &samples[0].position;
     let (width, height) = (first.rules().width, first.rules().height);
     let positions: Vec<_> = samples.iter().zip(mirror).map(|(s, &m)| if m { s.position.mirrored() } else { s.position }).collect();
     let refs: Vec<_> = positions.iter().collect();
-    let inputs = encode_batch(&refs, encode::input_planes(first.rules().stones));
+    let planes = encode_batch(&refs, inputs);
     let policy_size = encode::policy_size(first.rules());
     let mut policy = vec![0.0f32; samples.len() * policy_size];
     for (i, (sample, &m)) in samples.iter().zip(mirror).enumerate() {
@@ -51,7 +52,7 @@ pub fn make_batch(samples: &[&Sample], mirror: &[bool], device: tch::Device) -> 
     let value_class: Vec<i64> = samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
     let b = samples.len() as i64;
     Batch {
-        inputs: Tensor::from_slice(&inputs).view([b, encode::input_planes(first.rules().stones) as i64, height as i64, width as i64]).to_device(device),
+        inputs: Tensor::from_slice(&planes).view([b, inputs.planes() as i64, height as i64, width as i64]).to_device(device),
         policy: Tensor::from_slice(&policy).view([b, policy_size as i64]).to_device(device),
         value_class: Tensor::from_slice(&value_class).to_device(device),
     }
@@ -89,7 +90,7 @@ pub fn train(
     for step in 0..steps {
         let samples: Vec<&Sample> = (0..config.batch_size).map(|_| buffer.sample(window, rng)).collect();
         let mirror: Vec<bool> = samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
-        let batch = make_batch(&samples, &mirror, network.device());
+        let batch = make_batch(&samples, &mirror, network.config.inputs(), network.device());
         let (loss, policy, value, entropy, accuracy) = losses(network, &batch, config.value_loss_weight, true);
         optimizer.zero_grad();
         loss.backward();

@@ -5,7 +5,7 @@
 mod common;
 
 use epaminondas::encode::*;
-use epaminondas::game::{mirror_move, Position, Rules};
+use epaminondas::game::{mirror_move, Bitboard, Color, Position, Rules, Square, SymmetryRule};
 
 fn positions() -> Vec<Position> {
     let mut all = Vec::new();
@@ -47,10 +47,12 @@ fn move_index_round_trips_over_legal_moves() {
 fn mirror_commutes_with_encoding() {
     for p in positions().into_iter().step_by(7) {
         let (w, h) = (p.rules().width, p.rules().height);
-        let mut planes = vec![0.0; input_size(p.rules())];
-        let mut mirrored_planes = vec![0.0; input_size(p.rules())];
-        encode_position(&p, &mut planes);
-        encode_position(&p.mirrored(), &mut mirrored_planes);
+        // Every plane, the threat planes included, mirrors with the board.
+        let inputs = Inputs { stones: p.rules().stones, threats: true };
+        let mut planes = vec![0.0; input_size(p.rules(), inputs)];
+        let mut mirrored_planes = vec![0.0; input_size(p.rules(), inputs)];
+        encode_position(&p, inputs, &mut planes);
+        encode_position(&p.mirrored(), inputs, &mut mirrored_planes);
         assert_eq!(mirror_planes(&planes, w), mirrored_planes);
         // A policy that puts mass on each legal move's index mirrors onto the mirrored moves.
         let mut policy = vec![0.0; policy_size(p.rules())];
@@ -70,10 +72,11 @@ fn black_sees_the_board_from_its_side() {
     // The start position looks the same to both sides: own pieces on the bottom two rows.
     let start = Position::standard();
     let after = start.play_unchecked(start.legal_moves()[0]);
-    let mut white = vec![0.0; input_size(start.rules())];
-    let mut black = vec![0.0; input_size(start.rules())];
-    encode_position(&start, &mut white);
-    encode_position(&start.with_side_to_move(epaminondas::game::Color::Black, 0), &mut black);
+    let inputs = Inputs { stones: false, threats: true };
+    let mut white = vec![0.0; input_size(start.rules(), inputs)];
+    let mut black = vec![0.0; input_size(start.rules(), inputs)];
+    encode_position(&start, inputs, &mut white);
+    encode_position(&start.with_side_to_move(epaminondas::game::Color::Black, 0), inputs, &mut black);
     assert_eq!(white, black);
     // Black's forward move (south) uses the same policy plane as White's forward move (north).
     let black_forward = after.parse_move("a11-a10").unwrap();
@@ -87,9 +90,10 @@ fn black_sees_the_board_from_its_side() {
 fn stones_have_their_own_planes_only_in_stones_encodings() {
     let standard = Rules::default();
     let stones = Rules { stones: true, ..standard };
-    assert_eq!(input_size(&standard), 7 * 168);
+    let stone_inputs = Inputs { stones: true, threats: false };
+    assert_eq!(input_size(&standard, Inputs::default()), 7 * 168);
     assert_eq!(policy_size(&standard), 64 * 168);
-    assert_eq!(input_size(&stones), 8 * 168);
+    assert_eq!(input_size(&stones, stone_inputs), 8 * 168);
     assert_eq!(policy_size(&stones), 65 * 168);
     let mut position = Position::start(stones).unwrap();
     for text in ["@f6", "@g7", "@h8"] {
@@ -101,15 +105,71 @@ fn stones_have_their_own_planes_only_in_stones_encodings() {
         position = position.play(mv).unwrap();
     }
     // White to move: the stones plane shows f6, g7 and h8 as they are.
-    let mut planes = vec![0.0; input_size(&stones)];
-    encode_position(&position, &mut planes);
+    let mut planes = vec![0.0; input_size(&stones, stone_inputs)];
+    encode_position(&position, stone_inputs, &mut planes);
     let stone_plane = &planes[PLANE_STONES * 168..];
     let marked: Vec<usize> = (0..168).filter(|i| stone_plane[*i] == 1.0).collect();
     assert_eq!(marked, vec![5 * 14 + 5, 6 * 14 + 6, 7 * 14 + 7]);
     // The first seven planes are the standard encoding of the same pieces.
-    let mut plain = vec![0.0; input_size(&standard)];
-    encode_position(&position, &mut plain);
+    let mut plain = vec![0.0; input_size(&standard, Inputs::default())];
+    encode_position(&position, Inputs::default(), &mut plain);
     assert_eq!(plain[..], planes[..7 * 168]);
     // No placement index exists for the standard game's policy.
     assert_eq!(index_move(&Position::standard(), 64 * 168), None);
+}
+
+/// The threat planes, brute force: every legal move is played, and the pieces it removes and
+/// the head of every move that raises the mover's far-row count are collected.
+fn threats_by_playing(position: &Position) -> (Bitboard, Bitboard) {
+    let (mut captures, mut runners) = (Bitboard::EMPTY, Bitboard::EMPTY);
+    let side = position.side_to_move();
+    for mv in position.legal_moves() {
+        let after = position.play_unchecked(mv);
+        captures |= position.pieces(side.opponent()) & !after.pieces(side.opponent());
+        if after.far_row_count(side) > position.far_row_count(side) {
+            let pieces = position.check(mv).unwrap().pieces as i32;
+            runners |= Bitboard::from_square(Square::from_index((mv.from.index() as i32 + (pieces - 1) * mv.dir.offset()) as u8));
+        }
+    }
+    (captures, runners)
+}
+
+#[test]
+fn threats_are_what_the_legal_moves_capture_and_reach() {
+    let mut marked = 0;
+    for p in positions() {
+        if p.in_placement() || p.is_finished_at_start() {
+            continue;
+        }
+        // The planes ignore the symmetry rule (they show reach), so compare with it off, where
+        // every pseudo-legal move is legal; both sides, as the encoding asks both.
+        let unruled = p.with_rules(Rules { symmetry: SymmetryRule::Off, ..*p.rules() }).unwrap();
+        for side in [Color::White, Color::Black] {
+            let view = unruled.with_side_to_move(side, p.ply());
+            let threats = view.threats();
+            assert_eq!((threats.captures, threats.runners), threats_by_playing(&view), "{side:?} to move in {view}");
+            marked += (threats.captures.any() && threats.runners.any()) as usize;
+        }
+    }
+    assert!(marked > 100, "only {marked} positions with both captures and far-row entries");
+}
+
+#[test]
+fn threat_planes_in_a_hand_checked_position() {
+    // White: a 3-line d4-d5-d6 facing Black's 2-line d7-d8 (capturable: 3 > 2), and a lone
+    // piece on k11 one step from the far row. Black: a lone piece on a2 one step from White's
+    // home row, and the pair d7-d8.
+    let text = "14/10w3/14/14/3b10/3b10/3w10/3w10/3w10/14/b13/14 w 0";
+    let position = Position::parse(text, Rules::default()).unwrap();
+    let inputs = Inputs { stones: false, threats: true };
+    let mut planes = vec![0.0; input_size(position.rules(), inputs)];
+    encode_position(&position, inputs, &mut planes);
+    let plane = |k: usize| -> Vec<String> {
+        let offset = (inputs.first_threat_plane() + k) * 168;
+        (0..168).filter(|i| planes[offset + i] == 1.0).map(|i| Square::new((i % 14) as u8, (i / 14) as u8).to_string()).collect()
+    };
+    assert_eq!(plane(THREAT_WE_CAPTURE), ["d7", "d8"]);
+    assert_eq!(plane(THREAT_THEY_CAPTURE), Vec::<String>::new());
+    assert_eq!(plane(THREAT_OUR_RUNNERS), ["k11"]);
+    assert_eq!(plane(THREAT_THEIR_RUNNERS), ["a2"]);
 }

@@ -188,7 +188,7 @@ fn torchscript_export_matches_the_network() {
         position = position.play_unchecked(position.legal_moves()[7]);
     }
     let refs: Vec<&Position> = positions.iter().collect();
-    let inputs = epaminondas::nn::encode_batch(&refs, network.config.input_planes());
+    let inputs = epaminondas::nn::encode_batch(&refs, network.config.inputs());
     let (policy, wdl) = network.infer(&inputs, 3, 14, 12);
     let xs = tch::Tensor::from_slice(&inputs).view([3, 7, 12, 14]);
     let out = tch::no_grad(|| module.forward_ts(&[xs]).unwrap());

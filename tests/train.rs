@@ -292,11 +292,12 @@ fn stones_run_learns_placements_too() {
         assert!(sample.policy.iter().all(|&(index, _)| index as usize / area == epaminondas::encode::PLANE_PLACE));
     }
     assert!(samples.iter().any(|s| s.position.stones().count() == 3));
-    // The checkpoints are networks for the stones variant (8 input planes, 65 policy planes).
+    // The checkpoints are networks for the stones variant (7 + 1 input planes, 65 policy
+    // planes), with the smoke config's 4 threat planes after the stones plane.
     let (network, _) = Network::load(&checkpoint_path(&run_dir, 1), tch::Device::Cpu).unwrap();
-    assert!(network.config.stones);
-    assert_eq!((network.config.input_planes(), network.config.policy_planes()), (8, 65));
-    assert!(network.vs.variables()["stem.conv.weight"].size()[1] == 8);
+    assert!(network.config.stones && network.config.threats);
+    assert_eq!((network.config.input_planes(), network.config.policy_planes()), (12, 65));
+    assert!(network.vs.variables()["stem.conv.weight"].size()[1] == 12);
     // A standard network is refused for this game, and this network for the standard game.
     let standard_path = dir.path().join("standard.safetensors");
     Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(1)).unwrap().save(&standard_path, &Default::default()).unwrap();

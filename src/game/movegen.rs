@@ -38,6 +38,15 @@ impl Group {
     }
 }
 
+/// What one side's next move could reach: see [`Position::threats`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Threats {
+    /// Enemy pieces some move captures.
+    pub captures: Bitboard,
+    /// Own pieces (phalanx heads) some move lands on the far row.
+    pub runners: Bitboard,
+}
+
 impl Position {
     /// Visits every pseudo-legal move group (all rules but the symmetry rule).
     #[inline(always)]
@@ -223,6 +232,37 @@ impl Position {
             !found
         });
         found
+    }
+
+    /// What the side to move's next move could do, as the network's threat planes show it:
+    /// the enemy pieces some move captures (the whole captured line, not only the square the
+    /// head lands on) and the own pieces some move lands on the far row. Pseudo-legal (the
+    /// symmetry rule is not checked): the planes describe reach, and one move generation is
+    /// all they may cost per network input.
+    pub fn threats(&self) -> Threats {
+        let mut threats = Threats::default();
+        if self.is_finished_at_start() || self.in_placement() {
+            return threats;
+        }
+        let enemy = self.pieces(self.side_to_move().opponent());
+        let geo = self.geometry();
+        self.visit_groups(|group| {
+            threats.runners |= self.far_row_landings(group);
+            let forward = |bits: Bitboard| bits.shift_by(group.dir.offset()) & geo.shift_masks[group.dir.index()];
+            let mut landing = group.heads;
+            for _ in 0..group.distance {
+                landing = forward(landing);
+            }
+            // A group is all plain moves or all captures; a capture's line runs on from where the
+            // head lands until the enemy line ends.
+            let mut line = landing & enemy;
+            while line.any() {
+                threats.captures |= line;
+                line = forward(line) & enemy;
+            }
+            true
+        });
+        threats
     }
 
     /// Squares a stone may go on now (whether the placement phase is on is the caller's check).

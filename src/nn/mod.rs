@@ -136,14 +136,14 @@ impl Network {
     }
 }
 
-/// Encodes a batch of positions (all of one board size) into one input buffer of `planes`
-/// planes each (the network's: see [`model::NetConfig::input_planes`]), in parallel.
-pub fn encode_batch(positions: &[&crate::game::Position], planes: usize) -> Vec<f32> {
+/// Encodes a batch of positions (all of one board size) into one input buffer with the planes
+/// `inputs` names (the network's: see [`model::NetConfig::inputs`]), in parallel.
+pub fn encode_batch(positions: &[&crate::game::Position], inputs: encode::Inputs) -> Vec<f32> {
     let Some(first) = positions.first() else { return Vec::new() };
-    let size = planes * first.rules().squares();
-    let mut inputs = vec![0.0f32; positions.len() * size];
-    inputs.par_chunks_mut(size).zip(positions.par_iter()).for_each(|(chunk, position)| encode::encode_position(position, chunk));
-    inputs
+    let size = encode::input_size(first.rules(), inputs);
+    let mut buffer = vec![0.0f32; positions.len() * size];
+    buffer.par_chunks_mut(size).zip(positions.par_iter()).for_each(|(chunk, position)| encode::encode_position(position, inputs, chunk));
+    buffer
 }
 
 /// Softmax of `logits` restricted to `indices` (the legal moves). An index past the logits (a
@@ -162,7 +162,7 @@ impl Evaluator for Network {
         let Some(first) = batch.first() else { return Vec::new() };
         let (width, height) = (first.position.rules().width, first.position.rules().height);
         let positions: Vec<&crate::game::Position> = batch.iter().map(|r| &r.position).collect();
-        let inputs = encode_batch(&positions, self.config.input_planes());
+        let inputs = encode_batch(&positions, self.config.inputs());
         let (policy, wdl) = self.infer(&inputs, batch.len(), width, height);
         let policy_size = self.config.policy_planes() * width as usize * height as usize;
         batch

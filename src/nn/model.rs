@@ -10,7 +10,7 @@
 //!
 //! Variable names (the `nn::Path`s) are the checkpoint keys: keep them stable.
 
-use crate::encode::{input_planes, policy_planes};
+use crate::encode::{policy_planes, Inputs};
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, ModuleT};
 use tch::{Kind, Tensor};
@@ -34,15 +34,19 @@ pub struct NetConfig {
     /// byte for byte what they were before the variant, and older files read as standard.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stones: bool,
+    /// Reads the threat planes (`encode::THREAT_PLANES`: captures and far-row entries each
+    /// side's next move could make). Left out of the file when false, like `stones`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub threats: bool,
 }
 
 /// Named sizes, from tests to GPUs. Throughput on the 2-core machine is in the README.
 pub const NAMED_SIZES: [(&str, NetConfig); 5] = [
-    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false }),
-    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false }),
-    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false }),
-    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false }),
-    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false }),
+    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false, threats: false }),
+    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false, threats: false }),
+    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false, threats: false }),
+    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
+    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
 ];
 
 impl NetConfig {
@@ -55,9 +59,14 @@ impl NetConfig {
         NetConfig { stones: rules.stones, ..self }
     }
 
+    /// The optional input planes this network reads.
+    pub fn inputs(&self) -> Inputs {
+        Inputs { stones: self.stones, threats: self.threats }
+    }
+
     /// Input planes this network reads.
     pub fn input_planes(&self) -> usize {
-        input_planes(self.stones)
+        self.inputs().planes()
     }
 
     /// Policy planes this network writes.
