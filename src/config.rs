@@ -92,6 +92,23 @@ pub struct SelfPlayConfig {
     pub temperature_plies: u16,
     /// Up to this many uniformly random opening plies (drawn per game) for variety.
     pub random_opening_plies: u16,
+    /// How a game cut by the ply cap is scored in the value targets (its record stays a draw).
+    /// Optional: `draw` when left out.
+    #[serde(default)]
+    pub capped_games: CappedGames,
+}
+
+/// The value target of a self-play game that reached the ply cap. The game has no draw rule;
+/// the cap is ours, and scoring every capped game a draw taught self-play that shuffling to
+/// the cap is safe: runs drifted into games that were mostly capped draws, whose targets say
+/// nothing. `material` scores a capped game for the side with more pieces (a draw when equal),
+/// which gives those games a signal and makes winning material worth something late in a game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CappedGames {
+    #[default]
+    Draw,
+    Material,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

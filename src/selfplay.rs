@@ -2,10 +2,10 @@
 //! leaves (rayon spreads the tree work), all leaves go to the network in one batch, and the
 //! results are applied in parallel. A finished game is replaced at once so the batch stays full.
 
-use crate::config::SelfPlayConfig;
+use crate::config::{CappedGames, SelfPlayConfig};
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator};
-use crate::game::{GameRecord, Move, Position, RecordResult, Rules};
+use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termination};
 use crate::mcts::{Gathered, LeafToken, Search, SearchConfig};
 use crate::replay::{outcome_for, Sample};
 use rand::rngs::StdRng;
@@ -121,14 +121,30 @@ impl Game {
         out
     }
 
-    fn finish(self, white: &str, black: &str) -> (GameRecord, Vec<Sample>) {
+    fn finish(self, white: &str, black: &str, capped_games: CappedGames) -> (GameRecord, Vec<Sample>) {
         let record = GameRecord::new(white, black, self.start, self.moves);
+        let scored = target_result(&record, capped_games);
         let samples = self
             .targets
             .into_iter()
-            .map(|(position, policy)| Sample { outcome: outcome_for(record.result, position.side_to_move()), position, policy })
+            .map(|(position, policy)| Sample { outcome: outcome_for(scored, position.side_to_move()), position, policy })
             .collect();
         (record, samples)
+    }
+}
+
+/// The result the value targets of `record` learn: its own, except for a game cut by the ply
+/// cap under [`CappedGames::Material`], which goes to the side with more pieces.
+pub fn target_result(record: &GameRecord, capped_games: CappedGames) -> RecordResult {
+    if record.termination != Termination::PlyCap || capped_games == CappedGames::Draw {
+        return record.result;
+    }
+    let end = record.final_position();
+    let (white, black) = (end.pieces(Color::White).count(), end.pieces(Color::Black).count());
+    match white.cmp(&black) {
+        std::cmp::Ordering::Greater => RecordResult::WhiteWins,
+        std::cmp::Ordering::Less => RecordResult::BlackWins,
+        std::cmp::Ordering::Equal => RecordResult::Draw,
     }
 }
 
@@ -165,7 +181,7 @@ pub fn play_games(
                 games.swap_remove(i)
             };
             output.stats.simulations += game.simulations;
-            let (record, samples) = game.finish(player_name, player_name);
+            let (record, samples) = game.finish(player_name, player_name, config.capped_games);
             output.stats.plies += record.moves.len();
             match record.result {
                 RecordResult::WhiteWins => output.stats.white_wins += 1,

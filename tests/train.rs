@@ -323,3 +323,39 @@ fn standard_network_files_are_unchanged_by_the_variant() {
     let (network, _) = Network::load(shipped, tch::Device::Cpu).unwrap();
     assert!(!network.config.stones);
 }
+
+/// A game cut by the ply cap: its record is a draw, and its value targets are a draw too, or
+/// under `capped_games = "material"` a win for the side with more pieces.
+#[test]
+fn capped_games_are_scored_as_configured() {
+    use epaminondas::config::CappedGames;
+    use epaminondas::game::{Rules, Termination};
+    use epaminondas::selfplay::target_result;
+    let record_of = |text: &str, rules: Rules, moves: &[&str]| {
+        let start = Position::parse(text, rules).unwrap();
+        let mut position = start;
+        let mut played = Vec::new();
+        for text in moves {
+            let mv = position.parse_move(text).unwrap();
+            position = position.play(mv).unwrap();
+            played.push(mv);
+        }
+        GameRecord::new("w", "b", start, played)
+    };
+    let capped = Rules { ply_cap: Some(2), ..Rules::default() };
+    // White has three pieces to Black's two, far from each other.
+    let record = record_of("14/14/b13/b13/14/14/14/14/14/13w/13w/13w w 0", capped, &["n3-m4", "a10-b9"]);
+    assert_eq!((record.result, record.termination), (RecordResult::Draw, Termination::PlyCap));
+    assert_eq!(target_result(&record, CappedGames::Draw), RecordResult::Draw);
+    assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
+    // Black ahead: a win for Black.
+    let record = record_of("14/14/b13/b13/b13/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
+    assert_eq!(target_result(&record, CappedGames::Material), RecordResult::BlackWins);
+    // Equal material stays a draw.
+    let record = record_of("14/14/b13/b13/14/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
+    assert_eq!((record.termination, target_result(&record, CappedGames::Material)), (Termination::PlyCap, RecordResult::Draw));
+    // A game that ended on the board keeps its result, whatever the material.
+    let record = record_of("14/13w/b13/b13/b13/14/14/14/14/14/14/14 w 0", Rules::default(), &["n11-n12", "a8-a7"]);
+    assert_eq!((record.result, record.termination), (RecordResult::WhiteWins, Termination::BackRow));
+    assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
+}
