@@ -141,8 +141,8 @@ pub fn encode_position(position: &Position, inputs: Inputs, out: &mut [f32]) {
     }
     if inputs.threats {
         let first = inputs.first_threat_plane();
-        let ours = position.threats();
-        let theirs = position.with_side_to_move(side.opponent(), position.ply()).threats();
+        let ours = position.reach();
+        let theirs = position.with_side_to_move(side.opponent(), position.ply()).reach();
         mark(out, first + THREAT_WE_CAPTURE, ours.captures);
         mark(out, first + THREAT_THEY_CAPTURE, theirs.captures);
         mark(out, first + THREAT_OUR_RUNNERS, ours.runners);

@@ -118,7 +118,7 @@ fn stones_have_their_own_planes_only_in_stones_encodings() {
     assert_eq!(index_move(&Position::standard(), 64 * 168), None);
 }
 
-/// The threat planes, brute force: every legal move is played, and the pieces it removes and
+/// The threat planes ([`Position::reach`]), brute force: every legal move is played, and the pieces it removes and
 /// the head of every move that raises the mover's far-row count are collected.
 fn threats_by_playing(position: &Position) -> (Bitboard, Bitboard) {
     let (mut captures, mut runners) = (Bitboard::EMPTY, Bitboard::EMPTY);
@@ -134,10 +134,25 @@ fn threats_by_playing(position: &Position) -> (Bitboard, Bitboard) {
     (captures, runners)
 }
 
+/// Positions picked by hand for [`Position::reach`]: full home rows, a pair capturing onto the
+/// far row, lines one and several steps short of it, mixed middlegames on two sizes.
+const REACH_POSITIONS: [&str; 9] = [
+    "bbbbbbbbbbbbbb/bbbbbbbbbbbbbb/14/14/14/14/14/14/14/14/wwwwwwwwwwwwww/wwwwwwwwwwwwww w",
+    "14/14/14/14/14/14/14/14/14/14/wwww2b1bbb3/14 w",
+    "bb2bbbb1b2bb/b1b1bbb1b4b/1bb2b2b1b1b1/5b1b6/14/11b2/11b2/6w4b2/3w1w5b2/1w1ww4w2ww/1w2wwww1www1w/ww2ww1ww1ww1w w 30",
+    "bbbbbbbb/bbb1bbbb/2bw4/2w5/w1wwwwww/1wwwwwww w 2",
+    "14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w",
+    "bbb11/1w12/1w12/1w12/14/14/14/14/14/14/14/3w10 w",
+    "14/14/3w10/3w10/3w10/14/14/14/14/14/14/14 w",
+    "b13/wb12/w13/14/14/14/14/14/14/14/14/14 w",
+    "14/14/14/14/14/14/14/14/bb12/b13/b13/w13 b",
+];
+
 #[test]
-fn threats_are_what_the_legal_moves_capture_and_reach() {
+fn reach_is_what_the_legal_moves_count_capture_and_enter() {
+    let picked = REACH_POSITIONS.iter().map(|text| Position::parse(text, Rules::default()).unwrap());
     let mut marked = 0;
-    for p in positions() {
+    for p in positions().into_iter().chain(picked) {
         if p.in_placement() || p.is_finished_at_start() {
             continue;
         }
@@ -146,9 +161,13 @@ fn threats_are_what_the_legal_moves_capture_and_reach() {
         let unruled = p.with_rules(Rules { symmetry: SymmetryRule::Off, ..*p.rules() }).unwrap();
         for side in [Color::White, Color::Black] {
             let view = unruled.with_side_to_move(side, p.ply());
-            let threats = view.threats();
-            assert_eq!((threats.captures, threats.runners), threats_by_playing(&view), "{side:?} to move in {view}");
-            marked += (threats.captures.any() && threats.runners.any()) as usize;
+            if view.is_finished_at_start() {
+                continue; // no legal moves to compare with (reach walks the pieces anyway)
+            }
+            let reach = view.reach();
+            assert_eq!(reach.moves as usize, view.legal_moves().len(), "{side:?} to move in {view}");
+            assert_eq!((reach.captures, reach.runners), threats_by_playing(&view), "{side:?} to move in {view}");
+            marked += (reach.captures.any() && reach.runners.any()) as usize;
         }
     }
     assert!(marked > 100, "only {marked} positions with both captures and far-row entries");

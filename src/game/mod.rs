@@ -19,7 +19,7 @@ mod zobrist;
 
 pub use bitboard::Bitboard;
 pub use forced::Forced;
-pub use movegen::Threats;
+pub use movegen::Reach;
 pub use notation::{MoveError, MoveText, ParsePositionError};
 pub use perft::{divide, perft};
 pub use position::{mirror_move, Color, IllegalMove, Move, MoveEffect, Position, SetupError, Status, WinReason};

@@ -27,6 +27,8 @@ struct Group {
     pieces: u8,
     distance: u8,
     heads: Bitboard,
+    /// Whether the heads land on enemy pieces (a capture) rather than on empty squares.
+    capture: bool,
 }
 
 impl Group {
@@ -38,36 +40,82 @@ impl Group {
     }
 }
 
-/// What one side's next move could reach: see [`Position::threats`].
+/// What one side's pieces reach with one move ([`Position::reach`]): one walk of the set
+/// arithmetic above serves the hand-written players' evaluation and the network's threat planes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Threats {
-    /// Enemy pieces some move captures.
+pub struct Reach {
+    /// Moves (pseudo-legal: as many as the legal moves unless the symmetry rule forbids some).
+    pub moves: u32,
+    /// Enemy pieces some move captures (whole captured lines).
     pub captures: Bitboard,
-    /// Own pieces (phalanx heads) some move lands on the far row.
+    /// Own pieces (phalanx heads) some move lands on the far row, plain or capturing.
     pub runners: Bitboard,
+}
+
+/// What a walk over the move groups does with each group; returning `false` stops the walk.
+/// Closures are visitors; a visitor too big for the compiler to inline as a closure implements
+/// this with `#[inline(always)]`, so each direction's copy of it shifts by constants.
+trait Visitor {
+    fn visit(&mut self, group: Group) -> bool;
+}
+
+impl<F: FnMut(Group) -> bool> Visitor for F {
+    #[inline(always)]
+    fn visit(&mut self, group: Group) -> bool {
+        self(group)
+    }
+}
+
+/// [`Position::reach`]'s visitor.
+struct ReachVisitor<'a> {
+    position: &'a Position,
+    enemy: Bitboard,
+    reach: Reach,
+}
+
+impl Visitor for ReachVisitor<'_> {
+    #[inline(always)]
+    fn visit(&mut self, group: Group) -> bool {
+        self.reach.moves += group.heads.count();
+        self.reach.runners |= self.position.far_row_landings(group);
+        if group.capture {
+            let geo = self.position.geometry();
+            let forward = |bits: Bitboard| bits.shift_by(group.dir.offset()) & geo.shift_masks[group.dir.index()];
+            let mut line = group.heads;
+            for _ in 0..group.distance {
+                line = forward(line);
+            }
+            // The captured line runs on from where the head lands until the enemy line ends.
+            while line.any() {
+                self.reach.captures |= line;
+                line = forward(line) & self.enemy;
+            }
+        }
+        true
+    }
 }
 
 impl Position {
     /// Visits every pseudo-legal move group (all rules but the symmetry rule).
     #[inline(always)]
-    fn visit_groups(&self, mut visit: impl FnMut(Group) -> bool) {
+    fn visit_groups(&self, visit: &mut impl Visitor) {
         // One call per direction with the direction a constant: once inlined, every shift is by
         // a fixed amount and its masks are loaded once, instead of looked up per operation.
         // The scratch table is shared so it is initialised once, not once per direction.
         let mut clear = [Bitboard::EMPTY; MAX_DIM as usize + 1];
-        let _ = self.visit_direction(Dir::North, &mut clear, &mut visit)
-            && self.visit_direction(Dir::NorthEast, &mut clear, &mut visit)
-            && self.visit_direction(Dir::East, &mut clear, &mut visit)
-            && self.visit_direction(Dir::SouthEast, &mut clear, &mut visit)
-            && self.visit_direction(Dir::South, &mut clear, &mut visit)
-            && self.visit_direction(Dir::SouthWest, &mut clear, &mut visit)
-            && self.visit_direction(Dir::West, &mut clear, &mut visit)
-            && self.visit_direction(Dir::NorthWest, &mut clear, &mut visit);
+        let _ = self.visit_direction(Dir::North, &mut clear, visit)
+            && self.visit_direction(Dir::NorthEast, &mut clear, visit)
+            && self.visit_direction(Dir::East, &mut clear, visit)
+            && self.visit_direction(Dir::SouthEast, &mut clear, visit)
+            && self.visit_direction(Dir::South, &mut clear, visit)
+            && self.visit_direction(Dir::SouthWest, &mut clear, visit)
+            && self.visit_direction(Dir::West, &mut clear, visit)
+            && self.visit_direction(Dir::NorthWest, &mut clear, visit);
     }
 
     /// The groups of one direction; `false` when `visit` asked to stop. `clear` is scratch space.
     #[inline(always)]
-    fn visit_direction(&self, dir: Dir, clear: &mut [Bitboard; MAX_DIM as usize + 1], visit: &mut impl FnMut(Group) -> bool) -> bool {
+    fn visit_direction(&self, dir: Dir, clear: &mut [Bitboard; MAX_DIM as usize + 1], visit: &mut impl Visitor) -> bool {
         let geo = self.geometry();
         let own = self.pieces(self.side_to_move());
         let enemy = self.pieces(self.side_to_move().opponent());
@@ -105,7 +153,7 @@ impl Position {
                 if movers.is_empty() {
                     break; // clear[j] only shrinks as j grows
                 }
-                if !visit(Group { dir, pieces: k, distance: j as u8, heads: movers }) {
+                if !visit.visit(Group { dir, pieces: k, distance: j as u8, heads: movers, capture: false }) {
                     return false;
                 }
             }
@@ -117,7 +165,7 @@ impl Position {
             let mut reach = backward(weak);
             for j in 1..=k {
                 let capturers = heads_k & reach;
-                if capturers.any() && !visit(Group { dir, pieces: k, distance: j, heads: capturers }) {
+                if capturers.any() && !visit.visit(Group { dir, pieces: k, distance: j, heads: capturers, capture: true }) {
                     return false;
                 }
                 reach = backward(empty & reach);
@@ -164,7 +212,7 @@ impl Position {
             out.extend(self.placements().squares().map(Move::place));
             return;
         }
-        self.visit_groups(|group| {
+        self.visit_groups(&mut |group: Group| {
             let far = self.far_row_heads(group);
             if far.is_empty() {
                 out.extend(group.moves());
@@ -191,7 +239,7 @@ impl Position {
             return self.placements().count() as u64;
         }
         let mut count = 0u64;
-        self.visit_groups(|group| {
+        self.visit_groups(&mut |group: Group| {
             count += group.heads.count() as u64;
             let far = self.far_row_heads(group);
             if far.any() {
@@ -212,7 +260,7 @@ impl Position {
             return self.placements().any();
         }
         let mut found = false;
-        self.visit_groups(|group| {
+        self.visit_groups(&mut |group: Group| {
             let far = self.far_row_heads(group);
             found = (group.heads & !far).any() || Group { heads: far, ..group }.moves().any(|mv| !self.violates_symmetry_rule(mv));
             !found
@@ -227,42 +275,21 @@ impl Position {
             return false;
         }
         let mut found = false;
-        self.visit_groups(|group| {
+        self.visit_groups(&mut |group: Group| {
             found = self.far_row_landings(group).any();
             !found
         });
         found
     }
 
-    /// What the side to move's next move could do, as the network's threat planes show it:
-    /// the enemy pieces some move captures (the whole captured line, not only the square the
-    /// head lands on) and the own pieces some move lands on the far row. Pseudo-legal (the
-    /// symmetry rule is not checked): the planes describe reach, and one move generation is
-    /// all they may cost per network input.
-    pub fn threats(&self) -> Threats {
-        let mut threats = Threats::default();
-        if self.is_finished_at_start() || self.in_placement() {
-            return threats;
-        }
-        let enemy = self.pieces(self.side_to_move().opponent());
-        let geo = self.geometry();
-        self.visit_groups(|group| {
-            threats.runners |= self.far_row_landings(group);
-            let forward = |bits: Bitboard| bits.shift_by(group.dir.offset()) & geo.shift_masks[group.dir.index()];
-            let mut landing = group.heads;
-            for _ in 0..group.distance {
-                landing = forward(landing);
-            }
-            // A group is all plain moves or all captures; a capture's line runs on from where the
-            // head lands until the enemy line ends.
-            let mut line = landing & enemy;
-            while line.any() {
-                threats.captures |= line;
-                line = forward(line) & enemy;
-            }
-            true
-        });
-        threats
+    /// What the side to move's pieces reach with one move: see [`Reach`]. Pseudo-legal (the
+    /// symmetry rule, which forbids only rare far-row entries, is not checked), and blind to the
+    /// game's state: a finished position or one still placing stones is walked like any other,
+    /// since the evaluation and the threat planes want what the pieces could do.
+    pub fn reach(&self) -> Reach {
+        let mut visitor = ReachVisitor { position: self, enemy: self.pieces(self.side_to_move().opponent()), reach: Reach::default() };
+        self.visit_groups(&mut visitor);
+        visitor.reach
     }
 
     /// Squares a stone may go on now (whether the placement phase is on is the caller's check).

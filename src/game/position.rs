@@ -590,7 +590,10 @@ impl Position {
 
     /// The same pieces with another side to move and ply (for set-ups and tests).
     pub fn with_side_to_move(&self, side: Color, ply: u16) -> Position {
-        Position { side, ply, hash: zobrist::hash(&self.pieces, self.stones, side), ..*self }
+        // The side to move is one key in the hash: toggle it rather than hash every piece again
+        // (the hand-written players' evaluation asks for the opponent's view at every leaf).
+        let hash = if side == self.side { self.hash } else { self.hash ^ zobrist::SIDE };
+        Position { side, ply, hash, ..*self }
     }
 
     /// The same position under other rule options of the same board size.

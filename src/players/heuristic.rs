@@ -142,17 +142,16 @@ pub fn evaluate_with(position: &Position, weights: &Weights) -> i32 {
     if far_mine > far_theirs {
         return EVAL_LIMIT;
     }
-    let empty = geo.board & !(mine | theirs);
-    let entries_mine = entry_heads(geo, me, mine, theirs, empty).count().min(Weights::MAX_COUNTED_ENTRIES) as i32;
-    let entries_theirs = entry_heads(geo, them, theirs, mine, empty).count().min(Weights::MAX_COUNTED_ENTRIES) as i32;
+    // What each side's pieces reach with one move (the opponent's as if it were to move).
+    let reach_mine = position.reach();
+    let reach_theirs = position.with_side_to_move(them, position.ply()).reach();
+    let entries_mine = reach_mine.runners.count().min(Weights::MAX_COUNTED_ENTRIES) as i32;
+    let entries_theirs = reach_theirs.runners.count().min(Weights::MAX_COUNTED_ENTRIES) as i32;
     let mut score = side_terms(geo, me, mine, weights) - side_terms(geo, them, theirs, weights);
     score += weights.entry_to_move * entries_mine - weights.entry_waiting * entries_theirs;
-    if weights.mobility != 0 || weights.exposed != 0 {
-        let (moves_mine, _) = mobility(geo, mine, theirs, empty);
-        let (moves_theirs, exposed) = mobility(geo, theirs, mine, empty);
-        score += weights.mobility * (moves_mine as i32 - moves_theirs as i32);
-        score -= weights.exposed * exposed.count() as i32;
-    }
+    score += weights.mobility * (reach_mine.moves as i32 - reach_theirs.moves as i32);
+    // Own pieces the opponent could capture.
+    score -= weights.exposed * reach_theirs.captures.count() as i32;
     if far_theirs > far_mine {
         let penalty = weights.threatened * (far_theirs - far_mine) as i32;
         score -= if entries_mine > 0 { penalty / 2 } else { penalty };
@@ -204,95 +203,6 @@ const fn advance_index() -> [[u8; 16]; 17] {
         height += 1;
     }
     table
-}
-
-/// The moves the side with pieces `own` would have if it were to move (the symmetry rule aside,
-/// which forbids only rare entries), counted as the generator does: per direction and phalanx
-/// length k, heads with j empty squares ahead (j <= k) or a capturable enemy line at step j;
-/// and the enemy pieces some move of it would capture.
-pub fn mobility(geo: &Geometry, own: Bitboard, enemy: Bitboard, empty: Bitboard) -> (u32, Bitboard) {
-    // One call per direction with the direction a constant, so that once inlined every shift
-    // is by a fixed amount (as in the move generator).
-    let mut total = (0, Bitboard::EMPTY);
-    let mut add = |(count, capturable): (u32, Bitboard)| {
-        total.0 += count;
-        total.1 |= capturable;
-    };
-    add(mobility_towards(geo, Dir::North, own, enemy, empty));
-    add(mobility_towards(geo, Dir::NorthEast, own, enemy, empty));
-    add(mobility_towards(geo, Dir::East, own, enemy, empty));
-    add(mobility_towards(geo, Dir::SouthEast, own, enemy, empty));
-    add(mobility_towards(geo, Dir::South, own, enemy, empty));
-    add(mobility_towards(geo, Dir::SouthWest, own, enemy, empty));
-    add(mobility_towards(geo, Dir::West, own, enemy, empty));
-    add(mobility_towards(geo, Dir::NorthWest, own, enemy, empty));
-    total
-}
-
-#[inline(always)]
-fn mobility_towards(geo: &Geometry, dir: Dir, own: Bitboard, enemy: Bitboard, empty: Bitboard) -> (u32, Bitboard) {
-    let back = dir.opposite();
-    let (ahead_mask, back_mask) = (geo.shift_masks[dir.index()], geo.shift_masks[back.index()]);
-    let forward = |bits: Bitboard| bits.shift_by(dir.offset()) & ahead_mask;
-    let backward = |bits: Bitboard| bits.shift_by(back.offset()) & back_mask;
-    let heads = own & backward(empty | enemy);
-    if heads.is_empty() {
-        return (0, Bitboard::EMPTY);
-    }
-    let mut count = 0;
-    // clear[j]: squares with j empty squares ahead; filled as far as needed.
-    let mut clear = [Bitboard::EMPTY; MAX_DIM as usize + 1];
-    clear[0] = !Bitboard::EMPTY;
-    let mut clear_len = 0;
-    let mut run = own;
-    let mut enemy_run = enemy;
-    let mut landings = Bitboard::EMPTY;
-    for k in 1..=MAX_DIM as usize {
-        if k > 1 {
-            run = own & forward(run);
-            enemy_run = enemy & backward(enemy_run);
-        }
-        let heads_k = heads & run;
-        if heads_k.is_empty() {
-            break;
-        }
-        for j in 1..=k {
-            if j > clear_len {
-                clear[j] = backward(empty & clear[j - 1]);
-                clear_len = j;
-            }
-            let movers = heads_k & clear[j];
-            if movers.is_empty() {
-                break;
-            }
-            count += movers.count();
-        }
-        let weak = enemy & !enemy_run;
-        if k < 2 || weak.is_empty() {
-            continue;
-        }
-        // Walk the heads forward over empty squares; each weak enemy square met within k
-        // steps is one capture (two heads cannot meet the same square: the nearer one would
-        // block the farther one's path).
-        let mut front = forward(heads_k);
-        for _ in 1..=k {
-            let hits = front & weak;
-            count += hits.count();
-            landings |= hits;
-            front = forward(front & empty);
-            if front.is_empty() {
-                break;
-            }
-        }
-    }
-    // A capture takes the enemy line from its landing square onward.
-    let mut capturable = Bitboard::EMPTY;
-    let mut line = landings;
-    while line.any() {
-        capturable |= line;
-        line = forward(line) & enemy;
-    }
-    (count, capturable)
 }
 
 /// The legal captures and far-row entries of the side to move, with their facts, into `out`
@@ -398,44 +308,6 @@ pub fn forward_dirs(color: Color) -> [Dir; 3] {
     }
 }
 
-/// The heads of `color`'s phalanxes that can land on its far row this move (ignoring the
-/// symmetry rule, which forbids only rare entries). In direction `d` a head j squares short of
-/// the far row, with j-1 empty squares between, enters when its line (counted back from it) has
-/// at least j pieces, and at least 2 when the landing square holds an enemy piece: that piece's
-/// own line onward stops at the edge, so it is 1 long and any pair captures it.
-pub fn entry_heads(geo: &Geometry, color: Color, own: Bitboard, enemy: Bitboard, empty: Bitboard) -> Bitboard {
-    let far = geo.rows[color.far_row(geo.height) as usize];
-    // Literal directions, so that each inlined copy shifts by constants.
-    let towards = |dir| entry_heads_towards(geo, dir, far, own, enemy, empty);
-    match color {
-        Color::White => towards(Dir::North) | towards(Dir::NorthEast) | towards(Dir::NorthWest),
-        Color::Black => towards(Dir::South) | towards(Dir::SouthEast) | towards(Dir::SouthWest),
-    }
-}
-
-#[inline(always)]
-fn entry_heads_towards(geo: &Geometry, dir: Dir, far: Bitboard, own: Bitboard, enemy: Bitboard, empty: Bitboard) -> Bitboard {
-    let back = dir.opposite();
-    let mut heads = Bitboard::EMPTY;
-    // Squares 1, 2, ... steps short of an empty (or enemy) landing square on the far row.
-    let mut reach_empty = geo.shift(far & empty, back);
-    let mut reach_enemy = geo.shift(far & enemy, back);
-    // Own squares ending a line of at least j own pieces (counting back against `dir`).
-    let mut run = own;
-    let pair = own & geo.shift(own, dir);
-    for j in 1..geo.height {
-        heads |= own & reach_empty & run;
-        heads |= own & reach_enemy & if j == 1 { pair } else { run };
-        run &= geo.shift(run, dir);
-        reach_empty = geo.shift(reach_empty & empty, back);
-        reach_enemy = geo.shift(reach_enemy & empty, back);
-        if run.is_empty() || (reach_empty | reach_enemy).is_empty() {
-            break;
-        }
-    }
-    heads
-}
-
 /// What a legal move does, found by walking its phalanx without playing it (cheaper than
 /// [`Position::play_unchecked`] when a searcher only orders or filters moves).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -496,32 +368,6 @@ mod tests {
         text.parse().unwrap()
     }
 
-    /// The bitboard entry finder agrees with the move generator on where heads can land.
-    #[test]
-    fn entry_heads_match_the_generator() {
-        let texts = [
-            "14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w",
-            "bbb11/1w12/1w12/1w12/14/14/14/14/14/14/14/3w10 w",
-            "14/14/3w10/3w10/3w10/14/14/14/14/14/14/14 w",
-            "b13/wb12/w13/14/14/14/14/14/14/14/14/14 w",
-            "14/14/14/14/14/14/14/14/bb12/b13/b13/w13 b",
-        ];
-        for text in texts {
-            let p = pos(text);
-            let me = p.side_to_move();
-            let geo = p.geometry();
-            let found = entry_heads(geo, me, p.pieces(me), p.pieces(me.opponent()), p.empty());
-            let mut expected = Bitboard::EMPTY;
-            for mv in p.legal_moves() {
-                if p.play_unchecked(mv).far_row_count(me) > p.far_row_count(me) {
-                    let line = p.line_length(mv.from, mv.dir, me);
-                    expected.set(mv.from.offset(mv.dir, line as i32 - 1, geo.width, geo.height).unwrap());
-                }
-            }
-            assert_eq!(found, expected, "{text}");
-        }
-    }
-
     #[test]
     fn move_facts_match_playing_the_move() {
         let texts = ["bbb11/1w12/1w12/1w12/14/14/14/14/14/14/14/3w10 w", "14/14/14/14/14/14/14/14/14/14/wwww2b1bbb3/14 w", "14/14/14/14/14/14/14/14/bb12/b13/b13/w13 b"];
@@ -569,32 +415,6 @@ mod tests {
                 expected.sort_by_key(|m| (m.0, m.1, m.2));
                 assert_eq!(got, expected, "{text} {symmetry}");
             }
-        }
-    }
-
-    /// The evaluation's move count is the generator's, bar the rare entries the symmetry rule
-    /// forbids (none in these positions).
-    #[test]
-    fn mobility_counts_the_legal_moves() {
-        let texts = [
-            "bbbbbbbbbbbbbb/bbbbbbbbbbbbbb/14/14/14/14/14/14/14/14/wwwwwwwwwwwwww/wwwwwwwwwwwwww w",
-            "14/14/14/14/14/14/14/14/14/14/wwww2b1bbb3/14 w",
-            "bb2bbbb1b2bb/b1b1bbb1b4b/1bb2b2b1b1b1/5b1b6/14/11b2/11b2/6w4b2/3w1w5b2/1w1ww4w2ww/1w2wwww1www1w/ww2ww1ww1ww1w w 30",
-            "bbbbbbbb/bbb1bbbb/2bw4/2w5/w1wwwwww/1wwwwwww w 2",
-        ];
-        for text in texts {
-            let p = pos(text);
-            let me = p.side_to_move();
-            let (mine, theirs) = (p.pieces(me), p.pieces(me.opponent()));
-            let (count, capturable) = mobility(p.geometry(), mine, theirs, p.empty());
-            assert_eq!(count as usize, p.legal_moves().len(), "{text}");
-            let mut captured = Bitboard::EMPTY;
-            for mv in p.legal_moves() {
-                captured |= theirs & !p.play_unchecked(mv).pieces(me.opponent());
-            }
-            assert_eq!(capturable, captured, "{text}");
-            let other = p.with_side_to_move(me.opponent(), p.ply());
-            assert_eq!(mobility(p.geometry(), theirs, mine, p.empty()).0 as usize, other.legal_moves().len(), "{text}");
         }
     }
 
