@@ -40,17 +40,6 @@ impl BenchRow {
     }
 }
 
-/// What to measure.
-#[derive(Clone, Debug)]
-pub struct BenchSettings {
-    pub batches: Vec<usize>,
-    /// Self-play games to time (the config's generation by default).
-    pub selfplay_games: usize,
-    /// Seconds spent on each throughput measurement.
-    pub seconds: f64,
-    pub perft_depth: u32,
-}
-
 /// Runs `f` repeatedly for about `seconds` after one warm-up call; returns calls per second.
 fn rate(seconds: f64, mut f: impl FnMut()) -> f64 {
     f();

@@ -1,6 +1,6 @@
 //! `bench`: the benchmark table, printed and written as CSV.
 
-use crate::bench::{self, BenchRow, BenchSettings};
+use crate::bench::{self, BenchRow};
 use crate::config::Config;
 use crate::nn::{configure_threads, DeviceChoice, Network};
 use anyhow::Context;
@@ -45,8 +45,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(device) = args.device {
         config.run.device = device;
     }
-    let settings = BenchSettings { batches: args.batches.clone(), selfplay_games: args.games.unwrap_or(config.selfplay.games_per_generation), seconds: args.seconds, perft_depth: args.perft_depth };
-    if settings.batches.iter().any(|&b| b == 0) {
+    if args.batches.iter().any(|&b| b == 0) {
         anyhow::bail!("--batches must all be at least 1");
     }
     let device = config.run.device.resolve()?;
@@ -63,13 +62,13 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         print_row(&row);
         rows.push(row);
     };
-    emit(bench::perft_row(config.rules, settings.perft_depth));
-    let flops = bench::matmul_flops(device, settings.seconds);
+    emit(bench::perft_row(config.rules, args.perft_depth));
+    let flops = bench::matmul_flops(device, args.seconds);
     emit(BenchRow { benchmark: "matrix product 2048x2048 float32 (the machine's limit)".into(), batch: None, value: flops / 1e9, unit: "GFLOP/s".into(), fraction: None, reference: String::new() });
-    for row in bench::network_rows(&mut network, config.rules, &settings.batches, settings.seconds, flops) {
+    for row in bench::network_rows(&mut network, config.rules, &args.batches, args.seconds, flops) {
         emit(row);
     }
-    for row in bench::selfplay_and_training_rows(network, &config, settings.selfplay_games, settings.seconds)? {
+    for row in bench::selfplay_and_training_rows(network, &config, args.games.unwrap_or(config.selfplay.games_per_generation), args.seconds)? {
         emit(row);
     }
     let mut writer = csv::Writer::from_path(&args.csv).with_context(|| format!("cannot write {}", args.csv.display()))?;
