@@ -253,6 +253,22 @@ fn records_round_trip_and_replay() {
 }
 
 #[test]
+fn record_tags_escape_quotes_and_backslashes() {
+    // Player names are free text (paths, engine names): quotes, backslashes and a line break
+    // must not end the tag or the header.
+    let odd = "net:C:\\models\\\"best\" \\";
+    let record = GameRecord::new(odd, "two\nlines", Position::standard(), Vec::new());
+    let text = record.to_string();
+    assert!(text.contains(r#"[White "net:C:\\models\\\"best\" \\"]"#), "{text}");
+    assert!(text.contains("[Black \"two lines\"]"), "{text}");
+    let back = GameRecord::parse(&text).unwrap();
+    assert_eq!((back.white.as_str(), back.black.as_str()), (odd, "two lines"));
+    // A backslash that escapes nothing (a record written before escaping) reads as itself.
+    let old = text.replace(r#"[White "net:C:\\models\\\"best\" \\"]"#, r#"[White "net:C:\models\x"]"#);
+    assert_eq!(GameRecord::parse(&old).unwrap().white, r"net:C:\models\x");
+}
+
+#[test]
 fn boards_by_name_or_size() {
     assert_eq!(parse_board("standard"), Ok((14, 12)));
     assert_eq!(parse_board("crossings-board"), Ok((8, 8)));

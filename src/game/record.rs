@@ -207,6 +207,40 @@ fn outcome(position: &Position) -> (RecordResult, Termination) {
     }
 }
 
+/// A tag value as written between its quotes, as in PGN: a backslash or a double quote gets a
+/// backslash before it, and a line break (which would end the tag) becomes a space.
+fn escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' | '"' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape`]. Any other backslash is kept as it is, so records written before
+/// values were escaped (a Windows path, say) read back unchanged.
+fn unescape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('\\', Some(&next @ ('\\' | '"'))) => {
+                out.push(next);
+                chars.next();
+            }
+            (c, _) => out.push(c),
+        }
+    }
+    out
+}
+
 fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), RecordError> {
     let mut tags: Vec<(String, String)> = Vec::new();
     while at < lines.len() {
@@ -222,7 +256,7 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
         let inner = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')).ok_or_else(|| syntax("a tag must be [Name \"value\"]"))?;
         let (name, value) = inner.split_once(' ').ok_or_else(|| syntax("a tag must be [Name \"value\"]"))?;
         let value = value.trim().strip_prefix('"').and_then(|v| v.strip_suffix('"')).ok_or_else(|| syntax("a tag value must be in double quotes"))?;
-        tags.push((name.to_string(), value.to_string()));
+        tags.push((name.to_string(), unescape(value)));
         at += 1;
     }
     let take = |name: &str| tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
@@ -314,7 +348,7 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
 impl fmt::Display for GameRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rules = self.rules();
-        let tag = |f: &mut fmt::Formatter<'_>, name: &str, value: &dyn fmt::Display| writeln!(f, "[{name} \"{value}\"]");
+        let tag = |f: &mut fmt::Formatter<'_>, name: &str, value: &dyn fmt::Display| writeln!(f, "[{name} \"{}\"]", escape(&value.to_string()));
         tag(f, "White", &self.white)?;
         tag(f, "Black", &self.black)?;
         tag(f, "Width", &rules.width)?;
