@@ -253,6 +253,19 @@ fn records_round_trip_and_replay() {
 }
 
 #[test]
+fn malformed_position_texts_name_the_problem() {
+    use epaminondas::game::ParsePositionError as E;
+    let err = |text: &str| Position::parse(text, Rules::default()).unwrap_err();
+    // Every character before a bad one is ASCII, so the column is the one a person counts.
+    assert_eq!(err("14/2é11/14/14/14/14/14/14/14/14/14/14 w"), E::BadCharacter { row: 2, column: 2, found: 'é' });
+    assert_eq!(err("14/éé12/14/14/14/14/14/14/14/14/14/14 w").to_string(), "row 2 (counting from the top), character 1: unexpected 'é'; expected w, b, s or a digit");
+    assert_eq!(err("14/13/14/14/14/14/14/14/14/14/14/14 w"), E::RaggedRow { row: 2, width: 13, expected: 14 });
+    assert_eq!(err("14/14 w"), E::Size { width: 14, height: 2 });
+    assert_eq!(err("14/14/14/14/14/14/14/14/14/14/14/14"), E::MissingSide);
+    assert_eq!(err("14/14/14/14/14/14/14/14/14/14/14/14 x"), E::BadSide("x".into()));
+}
+
+#[test]
 fn record_tags_escape_quotes_and_backslashes() {
     // Player names are free text (paths, engine names): quotes, backslashes and a line break
     // must not end the tag or the header.
