@@ -45,7 +45,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     if let Some(device) = args.device {
         config.run.device = device;
     }
-    if args.batches.iter().any(|&b| b == 0) {
+    if args.batches.contains(&0) {
         anyhow::bail!("--batches must all be at least 1");
     }
     let device = config.run.device.resolve()?;

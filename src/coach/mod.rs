@@ -232,7 +232,7 @@ impl Run {
             let learning_rate = config.training.learning_rate_at(generation);
             observer.training_started(generation, steps);
             let network = evaluator.inner_mut();
-            let mut rng = StdRng::seed_from_u64(seed ^ 0x7472_6169_6e);
+            let mut rng = StdRng::seed_from_u64(seed ^ 0x0074_7261_696e);
             let stats = train::train(network, &mut optimizer, learning_rate, &buffer, window, steps, &config.training, &mut rng, &|s| observer.training_step(s));
             network.save(&checkpoint_path(&self.dir, generation), &checkpoint_metadata(&config, generation))?;
             optimizer.save(&optimizer_path(&self.dir, generation))?;
@@ -287,7 +287,7 @@ impl Run {
     fn rate_if_due(&mut self, observer: &dyn Observer) -> Result<(), RunError> {
         let every = self.config.evaluation.every;
         let generation = self.state.generation;
-        if every == 0 || generation == 0 || generation % every != 0 || self.state.rated_generation >= generation {
+        if every == 0 || generation == 0 || !generation.is_multiple_of(every) || self.state.rated_generation >= generation {
             return Ok(());
         }
         let (elo, error) = rating::rate(&self.dir, &self.config, generation, observer)?;

@@ -7,6 +7,7 @@
 //! - `clear_j`: squares with j empty squares ahead of them;
 //! - `weak_k`: enemy squares whose enemy line in `d` is shorter than k (capturable by k pieces);
 //!   a k-phalanx captures at step j when j-1 empty squares lead to a `weak_k` square.
+//!
 //! The cost is a few bitboard operations per (direction, phalanx length, distance), not per
 //! piece; only the rare moves that enter the far row are checked one by one (symmetry rule).
 //!

@@ -212,7 +212,7 @@ impl MoveText {
             return Ok(MoveText::Place { square: square(place)? });
         }
         if let Some((tail, rest)) = trimmed.split_once(',') {
-            let split = rest.find(|c: char| c == '-' || c == 'x').unwrap_or_else(|| {
+            let split = rest.find(['-', 'x']).unwrap_or_else(|| {
                 // `e12,f11h9`: the second square starts at the second letter.
                 rest.char_indices().skip(1).find(|(_, c)| c.is_ascii_lowercase()).map_or(rest.len(), |(i, _)| i)
             });
