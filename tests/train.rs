@@ -359,3 +359,54 @@ fn capped_games_are_scored_as_configured() {
     assert_eq!((record.result, record.termination), (RecordResult::WhiteWins, Termination::BackRow));
     assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
 }
+
+/// A run can start from a trained network's weights with the threat planes added: its first
+/// network plays exactly as the source does (the new planes start with zero weights), and a
+/// network of another shape or game is refused with the reason.
+#[test]
+fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
+    use epaminondas::coach::RunError;
+    use epaminondas::evaluator::{EvalRequest, Evaluator};
+    use epaminondas::nn::NetError;
+    let dir = tempfile::tempdir().unwrap();
+    let mut plain = smoke();
+    plain.network.threats = false;
+    let mut source = Network::new(&plain.net_config().unwrap(), tch::Device::Cpu, Some(7)).unwrap();
+    let source_path = dir.path().join("source.safetensors");
+    source.save(&source_path, &Default::default()).unwrap();
+    let mut with_threats = smoke();
+    with_threats.network.threats = true;
+    let run = Run::start_from(&dir.path().join("run"), with_threats.clone(), &source_path).unwrap();
+    let (mut started, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
+    assert!(started.config.threats && !source.config.threats);
+    assert!(std::fs::read_to_string(run.dir.join("run.json")).unwrap().contains("source.safetensors"));
+    // Positions from a game with captures and far-row threats about: the same priors and
+    // values, though the new network reads four more planes.
+    let mut position = Position::standard();
+    let mut requests = Vec::new();
+    for ply in 0..60u64 {
+        let moves = position.legal_moves();
+        if moves.is_empty() {
+            break;
+        }
+        requests.push(EvalRequest { position, moves: moves.clone() });
+        position = position.play(moves[(ply * 7919) as usize % moves.len()]).unwrap();
+    }
+    let (before, after) = (source.evaluate(&requests), started.evaluate(&requests));
+    for (b, a) in before.iter().zip(&after) {
+        assert!((b.value - a.value).abs() < 1e-5);
+        assert!(b.priors.iter().zip(&a.priors).all(|(p, q)| (p - q).abs() < 1e-5));
+    }
+    // A second start in the same directory would overwrite the run: refused.
+    let again = Run::start_from(&run.dir, with_threats.clone(), &source_path);
+    assert!(matches!(again, Err(RunError::AlreadyStarted { .. })));
+    // Another game (stones) or another size of network: refused, saying why.
+    let mut stones = with_threats.clone();
+    stones.rules.stones = true;
+    let refused = Run::start_from(&dir.path().join("stones"), stones, &source_path).err().unwrap();
+    assert!(matches!(refused, RunError::Net(NetError::Incompatible(_))), "{refused}");
+    let mut wider = with_threats;
+    wider.network.channels = Some(24);
+    let refused = Run::start_from(&dir.path().join("wider"), wider, &source_path).err().unwrap();
+    assert!(refused.to_string().contains("stem.conv.weight") || refused.to_string().contains("shape"), "{refused}");
+}

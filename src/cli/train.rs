@@ -23,6 +23,10 @@ pub struct TrainArgs {
     /// Overrides the config's device.
     #[arg(long, value_enum)]
     pub device: Option<DeviceChoice>,
+    /// Starts a new run from this checkpoint's weights instead of random ones; the config's
+    /// network may add the threat planes, which start with zero weights.
+    #[arg(long, value_name = "CHECKPOINT")]
+    pub init_from: Option<PathBuf>,
 }
 
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
@@ -94,7 +98,11 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     if let (Some(config), Some(device)) = (config.as_mut(), args.device) {
         config.run.device = device;
     }
-    let mut run = Run::open(&args.run, config)?;
+    let mut run = match (&args.init_from, config) {
+        (Some(init), Some(config)) => Run::start_from(&args.run, config, init)?,
+        (Some(_), None) => anyhow::bail!("--init-from starts a new run, which needs --config"),
+        (None, config) => Run::open(&args.run, config)?,
+    };
     if let Some(device) = args.device {
         run.config.run.device = device;
     }

@@ -106,6 +106,8 @@ pub enum RunError {
     Corrupt { path: PathBuf, problem: String },
     #[error("{dir} is not a run directory and no --config was given to start one")]
     NoConfig { dir: PathBuf },
+    #[error("{dir} already holds a run; a run starts from another network's weights only when it is new")]
+    AlreadyStarted { dir: PathBuf },
     #[error(transparent)]
     Net(#[from] NetError),
     #[error(transparent)]
@@ -157,21 +159,38 @@ impl Run {
                 return Ok(Run { dir: dir.to_path_buf(), config, state, metrics });
             }
             // Created but not initialised (killed during creation): start it again.
-            return Run::create(dir, config);
+            return Run::create(dir, config, None);
         }
         let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
-        Run::create(dir, config)
+        Run::create(dir, config, None)
     }
 
-    fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
+    /// Starts a new run in `dir` whose first network takes the weights of the checkpoint at
+    /// `init` instead of random ones (see [`Network::init_from`]: a trained network can go on
+    /// with threat planes added). Its replay buffer starts empty. `run.json` records where the
+    /// weights came from.
+    pub fn start_from(dir: &Path, config: Config, init: &Path) -> Result<Run, RunError> {
+        if dir.join("config.toml").exists() {
+            return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
+        }
+        Run::create(dir, config, Some(init))
+    }
+
+    fn create(dir: &Path, config: Config, init: Option<&Path>) -> Result<Run, RunError> {
         for sub in ["checkpoints", "replay", "games"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
         }
         write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
-        let info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
-        write_file(&dir.join("run.json"), serde_json::to_string_pretty(&info).expect("json").as_bytes())?;
         let device = config.run.device.resolve()?;
-        let network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
+        let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
+        if let Some(init) = init {
+            network.init_from(&Network::load(init, device)?.0)?;
+        }
+        let mut info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
+        if let Some(init) = init {
+            info["initialised_from"] = init.display().to_string().into();
+        }
+        write_file(&dir.join("run.json"), serde_json::to_string_pretty(&info).expect("json").as_bytes())?;
         network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
         let run = Run { dir: dir.to_path_buf(), config, state: RunState::default(), metrics: Vec::new() };
         run.write_state()?;

@@ -59,6 +59,8 @@ pub enum NetError {
     Missing { path: PathBuf, name: String },
     #[error("invalid network config: {0}")]
     Config(String),
+    #[error("cannot start from that network: {0}")]
+    Incompatible(String),
     #[error("libtorch: {0}")]
     Torch(#[from] tch::TchError),
 }
@@ -113,6 +115,36 @@ impl Network {
             Ok(())
         })?;
         Ok((network, file.metadata))
+    }
+
+    /// Takes the weights of `source`, a trained network, so that a new run can start from it.
+    /// Every variable must exist in `source` with the same shape, except that the stem may read
+    /// the threat planes that `source` did not: their weights start at zero, so this network
+    /// computes exactly what `source` did until training moves them. (The threat planes come
+    /// after all other planes, so the other planes keep their channels.)
+    pub fn init_from(&mut self, source: &Network) -> Result<(), NetError> {
+        let incompatible = |problem: String| Err(NetError::Incompatible(problem));
+        if source.config.stones != self.config.stones || (source.config.threats && !self.config.threats) {
+            return incompatible(format!("it reads {:?}, this network {:?}", source.config.inputs(), self.config.inputs()));
+        }
+        let sources = source.vs.variables();
+        tch::no_grad(|| {
+            for (name, mut variable) in self.vs.variables() {
+                let Some(from) = sources.get(&name) else {
+                    return incompatible(format!("it has no tensor {name}"));
+                };
+                let (to_shape, from_shape) = (variable.size(), from.size());
+                if to_shape == from_shape {
+                    variable.copy_(from);
+                } else if name == "stem.conv.weight" && to_shape[0] == from_shape[0] && to_shape[2..] == from_shape[2..] {
+                    let _ = variable.zero_();
+                    variable.narrow(1, 0, from_shape[1]).copy_(from);
+                } else {
+                    return incompatible(format!("tensor {name} has shape {from_shape:?} there, {to_shape:?} here (a different size of network?)"));
+                }
+            }
+            Ok(())
+        })
     }
 
     /// A copy of this network's weights in a new network (for a frozen opponent, say).
