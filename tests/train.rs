@@ -319,9 +319,10 @@ fn standard_network_files_are_unchanged_by_the_variant() {
     let network = Network::new(&tiny, tch::Device::Cpu, Some(1)).unwrap();
     assert_eq!(network.vs.variables()["stem.conv.weight"].size()[1], 7);
     assert_eq!(network.vs.variables()["policy.out.weight"].size()[0], 64);
-    let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/small-run2-gen30.safetensors"));
+    // A shipped agent saved before the stones and threat planes existed reads as standard.
+    let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/crossings-gen70.safetensors"));
     let (network, _) = Network::load(shipped, tch::Device::Cpu).unwrap();
-    assert!(!network.config.stones);
+    assert!(!network.config.stones && !network.config.threats);
 }
 
 /// A game cut by the ply cap: its record is a draw, and its value targets are a draw too, or
