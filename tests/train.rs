@@ -406,6 +406,7 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
     stones.rules.stones = true;
     let refused = Run::start_from(&dir.path().join("stones"), stones, &source_path).err().unwrap();
     assert!(matches!(refused, RunError::Net(NetError::Incompatible(_))), "{refused}");
+    assert!(!dir.path().join("stones").exists(), "a refused start leaves no run directory behind");
     let mut wider = with_threats;
     wider.network.channels = Some(24);
     let refused = Run::start_from(&dir.path().join("wider"), wider, &source_path).err().unwrap();

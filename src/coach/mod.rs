@@ -177,15 +177,17 @@ impl Run {
     }
 
     fn create(dir: &Path, config: Config, init: Option<&Path>) -> Result<Run, RunError> {
-        for sub in ["checkpoints", "replay", "games"] {
-            std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
-        }
-        write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
+        // The network first, so that a checkpoint it cannot start from leaves no directory
+        // behind (a half-made one would be started again with random weights).
         let device = config.run.device.resolve()?;
         let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
         if let Some(init) = init {
             network.init_from(&Network::load(init, device)?.0)?;
         }
+        for sub in ["checkpoints", "replay", "games"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
+        }
+        write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
         let mut info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
         if let Some(init) = init {
             info["initialised_from"] = init.display().to_string().into();
