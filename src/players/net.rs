@@ -100,8 +100,12 @@ impl Player for NetPlayer {
 
 /// The rules a network file says it was trained for (its `rules` metadata), if it says.
 pub fn trained_rules(path: &Path) -> Result<Option<crate::game::Rules>, PlayerError> {
-    let file = crate::nn::tensor_file::TensorFile::read(path, crate::nn::FORMAT)?;
-    Ok(file.metadata.get("rules").and_then(|text| serde_json::from_str(text).ok()))
+    Ok(rules_in(&crate::nn::tensor_file::TensorFile::read(path, crate::nn::FORMAT)?))
+}
+
+/// The `rules` metadata of a network file already read, if it has any that parse.
+fn rules_in(file: &crate::nn::tensor_file::TensorFile) -> Option<crate::game::Rules> {
+    file.metadata.get("rules").and_then(|text| serde_json::from_str(text).ok())
 }
 
 /// Refuses a network player for games it was not built for: a network for the standard game
@@ -129,7 +133,7 @@ pub fn best_shipped_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Op
         .filter(|path| path.extension().is_some_and(|e| e == "safetensors"))
         .filter_map(|path| {
             let file = crate::nn::tensor_file::TensorFile::read(&path, crate::nn::FORMAT).ok()?;
-            let rules: crate::game::Rules = file.metadata.get("rules").and_then(|text| serde_json::from_str(text).ok()).unwrap_or_default();
+            let rules = rules_in(&file).unwrap_or_default();
             if (rules.width, rules.height, rules.stones) != (width, height, stones) {
                 return None;
             }
