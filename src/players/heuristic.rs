@@ -208,6 +208,12 @@ const fn advance_index() -> [[u8; 16]; 17] {
 /// The legal captures and far-row entries of the side to move, with their facts, into `out`
 /// (after clearing it): what quiescence searches, found with the generator's set arithmetic
 /// instead of listing every move and walking each. Empty in a finished position.
+///
+/// This is its own walk rather than a visitor of the generator's (`Position::reach`'s): it
+/// skips plain moves altogether, except the few rows that land on the far row in the three
+/// directions that can enter it, where the shared walk builds every plain move group in all
+/// eight directions. Quiescence calls it at every node, where that extra work would be paid
+/// for moves it then throws away.
 pub fn forcing_moves(position: &Position, out: &mut Vec<(Move, MoveFacts)>) {
     out.clear();
     if position.is_finished_at_start() {
