@@ -96,6 +96,13 @@ pub struct SelfPlayConfig {
     /// Optional: `draw` when left out.
     #[serde(default)]
     pub capped_games: CappedGames,
+    /// Stop a game after this many plies in a row without a capture, and score its value
+    /// targets as a capped game's. Its record stays unfinished. Optional; off when left out.
+    /// Late self-play games settled into shuffling: most games were capped, and their last
+    /// capture came near ply 100 of 300, so two thirds of their positions (and of the replay
+    /// window) repeated a few moves with nothing at stake.
+    #[serde(default)]
+    pub stall_plies: Option<u16>,
 }
 
 /// The value target of a self-play game that reached the ply cap. The game has no draw rule;
@@ -253,6 +260,9 @@ impl Config {
         }
         if s.temperature_start < 0.0 || s.temperature_end < 0.0 {
             return invalid("selfplay temperatures must be >= 0".into());
+        }
+        if s.stall_plies == Some(0) {
+            return invalid("selfplay.stall_plies must be at least 1 (leave it out to never stop a game early)".into());
         }
         let r = &self.replay;
         if r.min_window == 0 || r.max_window < r.min_window || !(0.0..=1.0).contains(&r.window_exponent) || r.max_sample_reuse <= 0.0 {

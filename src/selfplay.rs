@@ -45,6 +45,8 @@ struct Game {
     /// Whether the current move gets a full search (recorded) or a fast one.
     full: bool,
     opening_plies: u16,
+    /// Plies since the last capture (or the start), for `stall_plies`.
+    plies_since_capture: u16,
     simulations: u64,
 }
 
@@ -53,7 +55,7 @@ impl Game {
         let mut rng = StdRng::seed_from_u64(seed);
         let start = Position::start(rules).expect("validated rules");
         let opening_plies = rng.random_range(0..=config.random_opening_plies);
-        let mut game = Game { search: Search::new(start, search_config.clone()), rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, simulations: 0 };
+        let mut game = Game { search: Search::new(start, search_config.clone()), rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, plies_since_capture: 0, simulations: 0 };
         game.pick_search_kind(config);
         game
     }
@@ -69,16 +71,28 @@ impl Game {
     }
 
     fn play(&mut self, mv: Move, config: &SelfPlayConfig) {
+        let pieces = |p: &Position| p.pieces(Color::White).count() + p.pieces(Color::Black).count();
+        let before = pieces(self.position());
         self.moves.push(mv);
         self.search.advance(mv);
+        self.plies_since_capture = if pieces(self.position()) < before { 0 } else { self.plies_since_capture.saturating_add(1) };
         self.pick_search_kind(config);
+    }
+
+    /// Whether the game is stopped by `stall_plies`: that many plies without a capture.
+    fn stalled(&self, config: &SelfPlayConfig) -> bool {
+        config.stall_plies.is_some_and(|limit| self.plies_since_capture >= limit)
+    }
+
+    fn over(&self, config: &SelfPlayConfig) -> bool {
+        self.search.root_is_terminal() || self.stalled(config)
     }
 
     /// Plays every move that needs no more search; stops when the game needs simulations or
     /// is over (then returns true).
     fn advance(&mut self, config: &SelfPlayConfig) -> bool {
         loop {
-            if self.search.root_is_terminal() {
+            if self.over(config) {
                 return true;
             }
             if (self.moves.len() as u16) < self.opening_plies {
@@ -121,9 +135,12 @@ impl Game {
         out
     }
 
-    fn finish(self, white: &str, black: &str, capped_games: CappedGames) -> (GameRecord, Vec<Sample>) {
-        let record = GameRecord::new(white, black, self.start, self.moves);
-        let scored = target_result(&record, capped_games);
+    fn finish(self, white: &str, black: &str, config: &SelfPlayConfig) -> (GameRecord, Vec<Sample>) {
+        let mut record = GameRecord::new(white, black, self.start, self.moves);
+        if record.termination == Termination::Unfinished {
+            record = record.with_tag("Stopped", format!("no capture in {} plies", self.plies_since_capture));
+        }
+        let scored = target_result(&record, config.capped_games);
         let samples = self
             .targets
             .into_iter()
@@ -133,11 +150,16 @@ impl Game {
     }
 }
 
-/// The result the value targets of `record` learn: its own, except for a game cut by the ply
-/// cap under [`CappedGames::Material`], which goes to the side with more pieces.
+/// The result the value targets of `record` learn: its own, except for a game cut short (by
+/// the ply cap, or stopped unfinished by `stall_plies`). Such a game is a draw, or under
+/// [`CappedGames::Material`] a win for the side with more pieces.
 pub fn target_result(record: &GameRecord, capped_games: CappedGames) -> RecordResult {
-    if record.termination != Termination::PlyCap || capped_games == CappedGames::Draw {
+    let cut_short = matches!(record.termination, Termination::PlyCap | Termination::Unfinished);
+    if !cut_short {
         return record.result;
+    }
+    if capped_games == CappedGames::Draw {
+        return RecordResult::Draw;
     }
     let end = record.final_position();
     let (white, black) = (end.pieces(Color::White).count(), end.pieces(Color::Black).count());
@@ -181,7 +203,7 @@ pub fn play_games(
                 games.swap_remove(i)
             };
             output.stats.simulations += game.simulations;
-            let (record, samples) = game.finish(player_name, player_name, config.capped_games);
+            let (record, samples) = game.finish(player_name, player_name, config);
             output.stats.plies += record.moves.len();
             match record.result {
                 RecordResult::WhiteWins => output.stats.white_wins += 1,
@@ -193,10 +215,10 @@ pub fn play_games(
             output.stats.games += 1;
             on_game(output.stats.games);
         }
-        if games.iter().all(|g| g.search.root_is_terminal()) {
+        if games.iter().all(|g| g.over(config)) {
             continue; // fresh games may need advancing before they can search
         }
-        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games.par_iter_mut().map(|g| if g.search.root_is_terminal() { Vec::new() } else { g.gather(config.leaves_per_game) }).collect();
+        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games.par_iter_mut().map(|g| if g.over(config) { Vec::new() } else { g.gather(config.leaves_per_game) }).collect();
         let requests: Vec<EvalRequest> = gathered.iter().flatten().map(|(_, r)| r.clone()).collect();
         if requests.is_empty() {
             continue;

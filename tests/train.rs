@@ -361,6 +361,47 @@ fn capped_games_are_scored_as_configured() {
     assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
 }
 
+/// `stall_plies`: a self-play game stops after that many plies in a row without a capture. Its
+/// record is unfinished and says why, its value targets are scored as a capped game's, and a
+/// game that captures in time goes on.
+#[test]
+fn self_play_stops_games_that_stall() {
+    use epaminondas::config::CappedGames;
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::game::Termination;
+    use epaminondas::selfplay::{play_games, target_result};
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 8;
+    config.selfplay.stall_plies = Some(12);
+    config.selfplay.capped_games = CappedGames::Material;
+    let output = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 3, "test", &|_| {});
+    assert_eq!(output.records.len(), 8);
+    let pieces = |p: &Position| p.pieces(Color::White).count() + p.pieces(Color::Black).count();
+    let mut stopped = 0;
+    for record in &output.records {
+        let positions = record.positions();
+        let captures: Vec<bool> = positions.windows(2).map(|w| pieces(&w[1]) < pieces(&w[0])).collect();
+        let quiet_tail = captures.iter().rev().take_while(|&&c| !c).count();
+        if record.termination == Termination::Unfinished {
+            stopped += 1;
+            assert_eq!(quiet_tail, 12, "stopped exactly at the limit");
+            assert!(record.extra.contains(&("Stopped".to_string(), "no capture in 12 plies".to_string())), "{:?}", record.extra);
+            assert_eq!(target_result(record, CappedGames::Draw), RecordResult::Draw);
+        } else {
+            assert!(quiet_tail < 12, "a game that went on never stalled");
+        }
+        // No run of 12 quiet plies anywhere before the end.
+        assert!(captures.split(|&c| c).all(|run| run.len() <= 12));
+        // The saved record reads back with its tag.
+        let reread = GameRecord::parse_all(&record.to_string()).unwrap();
+        assert_eq!(reread[0].extra, record.extra);
+    }
+    assert!(stopped > 0, "12 plies is shorter than the opening before the first capture");
+    let mut bad = smoke();
+    bad.selfplay.stall_plies = Some(0);
+    assert!(bad.validate().unwrap_err().to_string().contains("stall_plies"));
+}
+
 /// A run can start from a trained network's weights with the threat planes added: its first
 /// network plays exactly as the source does (the new planes start with zero weights), and a
 /// network of another shape or game is refused with the reason.
