@@ -19,6 +19,8 @@ pub struct Evaluation {
     pub priors: Vec<f32>,
     /// Expected result for the side to move, in [-1, 1].
     pub value: f32,
+    /// Probability of a draw, in [0, 1] (0 from evaluators that do not predict one).
+    pub draw: f32,
 }
 
 /// Evaluates batches. Implementations may hold non-`Sync` state (a libtorch module), so one
@@ -36,7 +38,7 @@ impl Evaluator for UniformEvaluator {
     fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
         batch
             .iter()
-            .map(|r| Evaluation { priors: vec![1.0 / r.moves.len().max(1) as f32; r.moves.len()], value: 0.0 })
+            .map(|r| Evaluation { priors: vec![1.0 / r.moves.len().max(1) as f32; r.moves.len()], value: 0.0, draw: 0.0 })
             .collect()
     }
 }

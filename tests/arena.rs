@@ -158,7 +158,9 @@ fn player_specs_parse_and_name_their_errors() {
     let net: PlayerSpec = "net:runs/a:b/gen.safetensors:sims=50".parse().unwrap();
     assert_eq!(net.kind, epaminondas::players::PlayerKind::Net("runs/a:b/gen.safetensors".into()));
     assert_eq!(net.limit.nodes, Some(50));
-    for (text, expected) in [("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known")] {
+    let net: PlayerSpec = "net:gen.safetensors:draw=-0.25:forced=off".parse().unwrap();
+    assert_eq!((net.search_config().draw_value, net.search_config().forced_results), (-0.25, false));
+    for (text, expected) in [("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known"), ("net:a:draw=-2", "[-1, 1]")] {
         let error = text.parse::<PlayerSpec>().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains(expected), "{text}: {error}");
     }

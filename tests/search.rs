@@ -90,7 +90,7 @@ impl Evaluator for Infatuated {
                 let favoured = request.moves.contains(&self.favourite);
                 let rest = if favoured { (1.0 - self.weight) / (n - 1.0).max(1.0) } else { 1.0 / n };
                 let priors = request.moves.iter().map(|&mv| if mv == self.favourite { self.weight } else { rest }).collect();
-                Evaluation { priors, value: 0.0 }
+                Evaluation { priors, value: 0.0, draw: 0.0 }
             })
             .collect()
     }
@@ -208,4 +208,68 @@ fn checkpoint_round_trip_and_bad_files() {
     std::fs::write(&lying, &edited).unwrap();
     let error = Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("has shape") && error.contains("lying.safetensors"), "{error}");
+}
+
+/// An evaluator that calls a position drawn (draw probability 1) when White has a piece on a2,
+/// and otherwise slightly better for Black.
+struct DrawnOnA2;
+
+impl Evaluator for DrawnOnA2 {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        let a2 = epaminondas::game::Square::parse("a2", 14, 12).unwrap();
+        batch
+            .iter()
+            .map(|request| {
+                let priors = vec![1.0 / request.moves.len() as f32; request.moves.len()];
+                let p = &request.position;
+                if p.pieces(Color::White).contains(a2) {
+                    Evaluation { priors, value: 0.0, draw: 1.0 }
+                } else {
+                    let value = if p.side_to_move() == Color::Black { 0.2 } else { -0.2 };
+                    Evaluation { priors, value, draw: 0.0 }
+                }
+            })
+            .collect()
+    }
+}
+
+/// `draw_value` scores a draw the same for both sides: a line the network expects to be drawn
+/// is worth the draw value to the mover, whoever moves, so a negative one turns the search away
+/// from a draw towards a line it expects to be slightly worse.
+#[test]
+fn the_draw_value_is_the_same_for_both_sides() {
+    use epaminondas::mcts::Fpu;
+    // White's lone piece on a1 has three moves: a2 (a draw, says the evaluator), b1 and b2
+    // (Black slightly better). Black's piece on n12 is far from everything.
+    let p = pos("13b/14/14/14/14/14/14/14/14/14/14/w13 w 0");
+    assert_eq!(p.legal_moves().len(), 3);
+    for (draw_value, drawn_q) in [(0.0, 0.0), (-0.5, -0.5), (0.3, 0.3)] {
+        // Unvisited moves first (first-play urgency 1), so four visits are: the root, each move once.
+        let config = SearchConfig { draw_value, fpu: Fpu::Const { value: 1.0 }, ..SearchConfig::default() };
+        let mut search = Search::new(p, config);
+        search.run(&mut DrawnOnA2, 4, 1, &mut StdRng::seed_from_u64(1));
+        let q = |text: &str| search.summary().moves.iter().find(|m| p.notation(m.0) == text).map(|m| (m.1, m.3)).unwrap();
+        assert_eq!(q("a1-a2"), (1, drawn_q), "draw_value {draw_value}");
+        assert_eq!(q("a1-b1"), (1, -0.2), "draw_value {draw_value}");
+        assert_eq!(q("a1-b2"), (1, -0.2), "draw_value {draw_value}");
+    }
+    // When every position is a sure draw, every line is worth the draw value to whoever chooses
+    // it, at every depth: the draw term must not change sign on the way up.
+    struct AlwaysDrawn;
+    impl Evaluator for AlwaysDrawn {
+        fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+            batch.iter().map(|r| Evaluation { priors: vec![1.0 / r.moves.len() as f32; r.moves.len()], value: 0.0, draw: 1.0 }).collect()
+        }
+    }
+    let config = SearchConfig { draw_value: -0.3, ..SearchConfig::default() };
+    let mut search = Search::new(Position::start(Default::default()).unwrap(), config);
+    search.run(&mut AlwaysDrawn, 300, 4, &mut StdRng::seed_from_u64(2));
+    let summary = search.summary();
+    assert!(summary.moves.iter().filter(|m| m.1 > 3).count() >= 2, "the search went deeper than one ply");
+    for &(mv, visits, _, q) in &summary.moves {
+        assert!(visits == 0 || (q + 0.3).abs() < 1e-5, "{mv}: {visits} visits, Q {q}");
+    }
+    assert!((summary.value + 0.3).abs() < 1e-5);
+    let bad = SearchConfig { draw_value: -1.5, ..SearchConfig::default() };
+    assert!(bad.validate().unwrap_err().contains("draw_value"));
 }

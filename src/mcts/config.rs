@@ -38,11 +38,16 @@ pub struct SearchConfig {
     /// Default true: score positions whose result is certain one move ahead (a far-row lead no
     /// reply can repair, see [`crate::game::Forced`]) as finished games, below the root.
     pub forced_results: bool,
+    /// Default 0: what a draw is worth to either side, in [-1, 1]. The search scores a
+    /// position as (win - loss) + draw_value * P(draw) for its side to move, so a negative
+    /// value makes both sides avoid draws (contempt for both, not for one), and the network's
+    /// draw probability steers away from lines it expects to be drawn.
+    pub draw_value: f32,
 }
 
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
-        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true, forced_results: true }
+        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true, forced_results: true, draw_value: 0.0 }
     }
 }
 
@@ -55,6 +60,9 @@ impl SearchConfig {
             if !(alpha_total > 0.0) || !(0.0..=1.0).contains(&weight) {
                 return Err(format!("Dirichlet noise needs alpha_total > 0 and weight in [0, 1], not {alpha_total} and {weight}"));
             }
+        }
+        if !(-1.0..=1.0).contains(&self.draw_value) {
+            return Err(format!("draw_value must be in [-1, 1], not {}", self.draw_value));
         }
         Ok(())
     }

@@ -5,7 +5,9 @@
 //!
 //! Point of view: an edge's `value_sum` is from the view of the side that chooses it (the side
 //! to move at its parent), so selection maximises Q directly; the value of a leaf, which is for
-//! the side to move there, changes sign at every step of the backup.
+//! the side to move there, changes sign at every step of the backup. With a `draw_value`, what
+//! is backed up is a utility, (win - loss) + draw_value * P(draw): the first part changes sign,
+//! the second does not, as a draw is the same result for both sides.
 
 use super::config::{Fpu, RootNoise, SearchConfig};
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
@@ -21,7 +23,7 @@ struct Edge {
     prior: f32,
     child: u32,
     visits: u32,
-    /// Sum of backed-up values, from the view of the side choosing this edge.
+    /// Sum of backed-up utilities, from the view of the side choosing this edge.
     value_sum: f32,
     /// Leaves in flight below this edge; each counts as a visit that lost.
     virtual_visits: u32,
@@ -43,7 +45,7 @@ enum NodeState {
 struct Node {
     position: Position,
     state: NodeState,
-    /// The network's value for this node (side to move), once evaluated.
+    /// The network's utility for this node (side to move), once evaluated.
     value: f32,
 }
 
@@ -258,7 +260,9 @@ impl Search {
             match &self.nodes[node as usize].state {
                 NodeState::Terminal(value) => {
                     let value = *value;
-                    self.backup(&path, value);
+                    // A finished game's value is exact: 0 is a draw (the ply cap), +-1 is not.
+                    let draw = if value == 0.0 { 1.0 } else { 0.0 };
+                    self.backup(&path, value, draw);
                     self.propagate_proofs(&path);
                     return Gathered::Terminal;
                 }
@@ -303,27 +307,32 @@ impl Search {
         }
         let count = request.moves.len() as u32;
         let value = evaluation.value.clamp(-1.0, 1.0);
+        let draw = evaluation.draw.clamp(0.0, 1.0);
+        let draw_value = self.config.draw_value;
         let leaf = &mut self.nodes[node as usize];
         leaf.state = NodeState::Expanded { first, count };
-        leaf.value = value;
+        leaf.value = value + draw_value * draw;
         for &e in &path {
             self.edges[e as usize].virtual_visits -= 1;
         }
         if node == self.root && self.noise_enabled {
             self.add_root_noise(rng);
         }
-        self.backup(&path, value);
+        self.backup(&path, value, draw);
     }
 
-    /// Adds a leaf's value (for the side to move at the leaf) to every edge on the path.
-    fn backup(&mut self, path: &[u32], leaf_value: f32) {
+    /// Adds a leaf's utility to every edge on the path: its value (for the side to move at the
+    /// leaf) with the sign of the side choosing each edge, plus `draw_value` times its draw
+    /// probability, which is the same for both sides.
+    fn backup(&mut self, path: &[u32], leaf_value: f32, leaf_draw: f32) {
         let mut value = leaf_value;
+        let draw_term = self.config.draw_value * leaf_draw;
         for &e in path.iter().rev() {
             // The edge into a node is chosen by the other side.
             value = -value;
             let edge = &mut self.edges[e as usize];
             edge.visits += 1;
-            edge.value_sum += value;
+            edge.value_sum += value + draw_term;
         }
     }
 

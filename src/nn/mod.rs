@@ -203,7 +203,7 @@ impl Evaluator for Network {
             .map(|(i, request)| {
                 let logits = &policy[i * policy_size..(i + 1) * policy_size];
                 let priors = legal_softmax(logits, request.moves.iter().map(|mv| encode::move_index(&request.position, *mv)));
-                Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2] }
+                Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2], draw: wdl[3 * i + 1] }
             })
             .collect()
     }

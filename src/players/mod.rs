@@ -134,6 +134,8 @@ pub struct PlayerSpec {
     pub c_puct: Option<f32>,
     /// Whether a net's search scores results certain one move ahead as finished (default on).
     pub forced_results: Option<bool>,
+    /// What a draw is worth to a net's search, in [-1, 1] (default 0; see `SearchConfig`).
+    pub draw_value: Option<f32>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -188,7 +190,8 @@ impl FromStr for PlayerSpec {
                         _ => return Err(bad("needs on or off")),
                     })
                 }
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced)")),
+                "draw" => spec.draw_value = Some(value.parse().ok().filter(|d: &f32| (-1.0..=1.0).contains(d)).ok_or_else(|| bad("needs a number in [-1, 1]"))?),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw)")),
             }
         }
         Ok(spec)
@@ -215,7 +218,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -233,7 +236,12 @@ impl PlayerSpec {
     /// The search options of a net player: the defaults with this spec's options applied.
     pub fn search_config(&self) -> SearchConfig {
         let defaults = SearchConfig::default();
-        SearchConfig { c_puct: self.c_puct.unwrap_or(defaults.c_puct), forced_results: self.forced_results.unwrap_or(defaults.forced_results), ..defaults }
+        SearchConfig {
+            c_puct: self.c_puct.unwrap_or(defaults.c_puct),
+            forced_results: self.forced_results.unwrap_or(defaults.forced_results),
+            draw_value: self.draw_value.unwrap_or(defaults.draw_value),
+            ..defaults
+        }
     }
 
     /// Whether matches may run several games of this player at once without distorting it
