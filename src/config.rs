@@ -110,6 +110,9 @@ pub struct SelfPlayConfig {
 /// the cap is safe: runs drifted into games that were mostly capped draws, whose targets say
 /// nothing. `material` scores a capped game for the side with more pieces (a draw when equal),
 /// which gives those games a signal and makes winning material worth something late in a game.
+/// Games stopped by `stall_plies` are scored the same way. (With material, stopped games
+/// taught the network that a piece ahead is a win, so it stopped playing once ahead:
+/// configs/contempt.toml scores them draws and makes draws unattractive in the search.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CappedGames {
