@@ -71,11 +71,10 @@ impl Game {
     }
 
     fn play(&mut self, mv: Move, config: &SelfPlayConfig) {
-        let pieces = |p: &Position| p.pieces(Color::White).count() + p.pieces(Color::Black).count();
-        let before = pieces(self.position());
+        let before = self.position().occupied().count();
         self.moves.push(mv);
         self.search.advance(mv);
-        self.plies_since_capture = if pieces(self.position()) < before { 0 } else { self.plies_since_capture.saturating_add(1) };
+        self.plies_since_capture = if self.position().occupied().count() < before { 0 } else { self.plies_since_capture.saturating_add(1) };
         self.pick_search_kind(config);
     }
 

@@ -376,11 +376,10 @@ fn self_play_stops_games_that_stall() {
     config.selfplay.capped_games = CappedGames::Material;
     let output = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 3, "test", &|_| {});
     assert_eq!(output.records.len(), 8);
-    let pieces = |p: &Position| p.pieces(Color::White).count() + p.pieces(Color::Black).count();
     let mut stopped = 0;
     for record in &output.records {
         let positions = record.positions();
-        let captures: Vec<bool> = positions.windows(2).map(|w| pieces(&w[1]) < pieces(&w[0])).collect();
+        let captures: Vec<bool> = positions.windows(2).map(|w| w[1].occupied().count() < w[0].occupied().count()).collect();
         let quiet_tail = captures.iter().rev().take_while(|&&c| !c).count();
         if record.termination == Termination::Unfinished {
             stopped += 1;
