@@ -452,3 +452,47 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
     let refused = Run::start_from(&dir.path().join("wider"), wider, &source_path).err().unwrap();
     assert!(refused.to_string().contains("stem.conv.weight") || refused.to_string().contains("shape"), "{refused}");
 }
+
+/// A new run can begin with a network of another size trained on an earlier run's replay
+/// buffer: that network fits the source's samples better than the same network untrained, the
+/// optimiser's state goes on into generation 1, run.json says what was done, and a source of
+/// other rules, or no run at all, is refused by name and leaves no directory behind.
+#[test]
+fn a_run_starts_from_another_runs_games_with_a_larger_network() {
+    use epaminondas::coach::{Pretraining, RunError};
+    let dir = tempfile::tempdir().unwrap();
+    let source_dir = dir.path().join("source");
+    Run::open(&source_dir, Some(smoke())).unwrap().train(Some(2), &Silent).unwrap();
+    let rules = smoke().rules;
+    let samples: Vec<Sample> = (1..=2).flat_map(|g| epaminondas::replay::read_chunk(&source_dir.join("replay"), g, &rules).unwrap()).collect();
+
+    let mut wider = smoke();
+    wider.network.channels = Some(24);
+    let pretraining = Pretraining { source_run: &source_dir, steps: 40 };
+    let mut run = Run::start_pretrained(&dir.path().join("wider"), wider.clone(), pretraining, &Silent).unwrap();
+    let (pretrained, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
+    assert_eq!(pretrained.config.channels, 24);
+    let untrained = Network::new(&wider.net_config().unwrap(), tch::Device::Cpu, Some(wider.run.seed)).unwrap();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let batch = train::make_batch(&refs, &vec![false; refs.len()], pretrained.config.inputs(), tch::Device::Cpu);
+    let loss = |network: &Network| train::losses(network, &batch, 1.0, false).0.double_value(&[]);
+    assert!(loss(&pretrained) < loss(&untrained) - 0.1, "pretrained {} untrained {}", loss(&pretrained), loss(&untrained));
+    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(info["pretrained"]["samples"], samples.len());
+    assert_eq!(info["pretrained"]["steps"], 40);
+    assert_eq!(info["pretrained"]["generations"], serde_json::json!([1, 2]));
+    assert!(run.dir.join("checkpoints/optimizer-000000.safetensors").exists());
+    run.train(Some(1), &Silent).unwrap();
+    assert_eq!(metrics_generations(&run.dir), [1]);
+
+    let again = Run::start_pretrained(&run.dir, wider.clone(), Pretraining { source_run: &source_dir, steps: 1 }, &Silent);
+    assert!(matches!(again, Err(RunError::AlreadyStarted { .. })));
+    let mut other_rules = wider.clone();
+    other_rules.rules.ply_cap = Some(41);
+    let refused = Run::start_pretrained(&dir.path().join("other"), other_rules, Pretraining { source_run: &source_dir, steps: 1 }, &Silent).err().unwrap();
+    assert!(matches!(refused, RunError::Pretraining { .. }) && refused.to_string().contains("rules"), "{refused}");
+    let nowhere = dir.path().join("nowhere");
+    let refused = Run::start_pretrained(&dir.path().join("other"), wider, Pretraining { source_run: &nowhere, steps: 1 }, &Silent).err().unwrap();
+    assert!(refused.to_string().contains("not a run directory"), "{refused}");
+    assert!(!dir.path().join("other").exists());
+}

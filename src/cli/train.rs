@@ -1,7 +1,7 @@
 //! `train`: creates or resumes a run directory and trains, with progress bars on a terminal
 //! and one summary line per generation.
 
-use crate::coach::{MetricsRow, Observer, Run};
+use crate::coach::{MetricsRow, Observer, Pretraining, Run};
 use crate::config::Config;
 use crate::nn::DeviceChoice;
 use clap::Args;
@@ -25,8 +25,16 @@ pub struct TrainArgs {
     pub device: Option<DeviceChoice>,
     /// Starts a new run from this checkpoint's weights instead of random ones; the config's
     /// network may add the threat planes, which start with zero weights.
-    #[arg(long, value_name = "CHECKPOINT")]
+    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "pretrain_on")]
     pub init_from: Option<PathBuf>,
+    /// Starts a new run whose first network is trained on this run's replay buffer (its newest
+    /// samples, up to the config's max_window) before self-play begins; the network may be of
+    /// another size than the source's.
+    #[arg(long, value_name = "RUN", requires = "pretrain_steps")]
+    pub pretrain_on: Option<PathBuf>,
+    /// Optimiser steps of that pretraining (batches of the config's batch_size).
+    #[arg(long, value_name = "STEPS", requires = "pretrain_on")]
+    pub pretrain_steps: Option<usize>,
 }
 
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
@@ -98,15 +106,21 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     if let (Some(config), Some(device)) = (config.as_mut(), args.device) {
         config.run.device = device;
     }
-    let mut run = match (&args.init_from, config) {
-        (Some(init), Some(config)) => Run::start_from(&args.run, config, init)?,
-        (Some(_), None) => anyhow::bail!("--init-from starts a new run, which needs --config"),
-        (None, config) => Run::open(&args.run, config)?,
+    let progress = Progress { bar: RefCell::new(None), run: args.run.clone() };
+    let mut run = match (&args.init_from, &args.pretrain_on, config) {
+        (Some(init), _, Some(config)) => Run::start_from(&args.run, config, init)?,
+        (None, Some(source_run), Some(config)) => {
+            let pretraining = Pretraining { source_run, steps: args.pretrain_steps.unwrap_or_default() };
+            Run::start_pretrained(&args.run, config, pretraining, &progress)?
+        }
+        (Some(_), _, None) => anyhow::bail!("--init-from starts a new run, which needs --config"),
+        (None, Some(_), None) => anyhow::bail!("--pretrain-on starts a new run, which needs --config"),
+        (None, None, config) => Run::open(&args.run, config)?,
     };
     if let Some(device) = args.device {
         run.config.run.device = device;
     }
     eprintln!("run {} at generation {} ({} games so far)", args.run.display(), run.state.generation, run.state.total_games);
-    run.train(args.generations, &Progress { bar: RefCell::new(None), run: args.run.clone() })?;
+    run.train(args.generations, &progress)?;
     Ok(())
 }

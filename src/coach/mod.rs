@@ -114,6 +114,31 @@ pub enum RunError {
     Replay(#[from] ReplayError),
     #[error("rating games: {0}")]
     Rating(#[from] crate::arena::ArenaError),
+    #[error("cannot pretrain on {source_run}: {problem}")]
+    Pretraining { source_run: PathBuf, problem: String },
+}
+
+/// How a new run's first network learns from another run's replay buffer before its own
+/// self-play starts: `steps` optimiser steps on the newest samples of `source_run`, at most
+/// the new config's `max_window` of them. The source may have a network of any size, so a
+/// larger network can begin from a smaller one's games.
+pub struct Pretraining<'a> {
+    pub source_run: &'a Path,
+    pub steps: usize,
+}
+
+/// What pretraining did, recorded in the new run's `run.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PretrainingReport {
+    pub source_run: PathBuf,
+    /// The source run's generations whose samples were used, oldest and newest.
+    pub generations: (u32, u32),
+    pub samples: usize,
+    pub steps: usize,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub value_accuracy: f64,
+    pub seconds: f64,
 }
 
 /// A run directory and its loaded state.
@@ -159,10 +184,10 @@ impl Run {
                 return Ok(Run { dir: dir.to_path_buf(), config, state, metrics });
             }
             // Created but not initialised (killed during creation): start it again.
-            return Run::create(dir, config, None);
+            return Run::create(dir, config);
         }
         let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
-        Run::create(dir, config, None)
+        Run::create(dir, config)
     }
 
     /// Starts a new run in `dir` whose first network takes the weights of the checkpoint at
@@ -170,30 +195,100 @@ impl Run {
     /// with threat planes added). Its replay buffer starts empty. `run.json` records where the
     /// weights came from.
     pub fn start_from(dir: &Path, config: Config, init: &Path) -> Result<Run, RunError> {
-        if dir.join("config.toml").exists() {
-            return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
-        }
-        Run::create(dir, config, Some(init))
-    }
-
-    fn create(dir: &Path, config: Config, init: Option<&Path>) -> Result<Run, RunError> {
-        // The network first, so that a checkpoint it cannot start from leaves no directory
-        // behind (a half-made one would be started again with random weights).
+        refuse_started(dir)?;
         let device = config.run.device.resolve()?;
         let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
-        if let Some(init) = init {
-            network.init_from(&Network::load(init, device)?.0)?;
+        network.init_from(&Network::load(init, device)?.0)?;
+        let info = serde_json::json!({ "initialised_from": init.display().to_string() });
+        Run::create_with(dir, config, network, None, info)
+    }
+
+    /// Starts a new run in `dir` whose first network is trained on another run's replay
+    /// buffer (see [`Pretraining`]), with progress reported as generation 0's training. Its
+    /// own replay buffer starts empty; the optimiser's state carries on into generation 1.
+    /// Nothing is written until pretraining is done, so an interrupted start leaves no run.
+    pub fn start_pretrained(dir: &Path, config: Config, pretraining: Pretraining, observer: &dyn Observer) -> Result<Run, RunError> {
+        refuse_started(dir)?;
+        let source_run = pretraining.source_run;
+        let refuse = |problem: String| RunError::Pretraining { source_run: source_run.to_path_buf(), problem };
+        if !source_run.join("config.toml").exists() || !source_run.join("state.json").exists() {
+            return Err(refuse("it is not a run directory (no config.toml and state.json)".into()));
         }
+        let source = Run::open_existing(source_run)?;
+        if source.config.rules != config.rules {
+            return Err(refuse(format!("its games are of other rules ({}; this run: {})", source.config.rules, config.rules)));
+        }
+        let buffer = read_newest_chunks(&source.dir, source.state.generation, config.replay.max_window, &config.rules)?;
+        let (Some(&first), Some(&last)) = (buffer.generations().first(), buffer.generations().last()) else {
+            return Err(refuse("its replay buffer is empty".into()));
+        };
+        configure_threads(config.run.threads);
+        let device = config.run.device.resolve()?;
+        let network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
+        let mut optimizer = Optimizer::new(&network, config.training.optimizer_settings());
+        let mut rng = StdRng::seed_from_u64(config.run.seed ^ 0x0070_7265_7472_6169);
+        observer.training_started(0, pretraining.steps);
+        let learning_rate = config.training.learning_rate_at(0);
+        let samples = buffer.len();
+        let stats = train::train(&network, &mut optimizer, learning_rate, &buffer, samples, pretraining.steps, &config.training, &mut rng, &|s| observer.training_step(s));
+        let report = PretrainingReport {
+            source_run: source_run.to_path_buf(),
+            generations: (first, last),
+            samples,
+            steps: stats.steps,
+            policy_loss: stats.policy_loss,
+            value_loss: stats.value_loss,
+            value_accuracy: stats.value_accuracy,
+            seconds: stats.seconds,
+        };
+        observer.message(&format!(
+            "pretrained on {} samples of {} (generations {first}-{last}): {} steps, policy loss {:.3}, value loss {:.3}, value acc {:.2}, {:.0} s",
+            samples,
+            source_run.display(),
+            stats.steps,
+            stats.policy_loss,
+            stats.value_loss,
+            stats.value_accuracy,
+            stats.seconds
+        ));
+        let info = serde_json::json!({ "pretrained": report });
+        Run::create_with(dir, config, network, Some(optimizer), info)
+    }
+
+    /// An existing run, with nothing written (unlike [`Run::open`], which stores the config).
+    fn open_existing(dir: &Path) -> Result<Run, RunError> {
+        let config_path = dir.join("config.toml");
+        let state_path = dir.join("state.json");
+        let config = Config::load(&config_path)?;
+        let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
+        let state: RunState = serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: state_path.clone(), problem: e.to_string() })?;
+        Ok(Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new() })
+    }
+
+    fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
+        let device = config.run.device.resolve()?;
+        let network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
+        Run::create_with(dir, config, network, None, serde_json::json!({}))
+    }
+
+    /// Writes a new run around its first network (and the optimiser state that trained it, if
+    /// any); `info`'s fields go into `run.json`. Callers build the network first, so that one
+    /// that cannot be built leaves no directory behind (a half-made one would be started again
+    /// with random weights).
+    fn create_with(dir: &Path, config: Config, network: Network, optimizer: Option<Optimizer>, info: serde_json::Value) -> Result<Run, RunError> {
         for sub in ["checkpoints", "replay", "games"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
         }
         write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
-        let mut info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
-        if let Some(init) = init {
-            info["initialised_from"] = init.display().to_string().into();
+        let mut run_info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
+        if let (Some(run_info), Some(info)) = (run_info.as_object_mut(), info.as_object()) {
+            run_info.extend(info.clone());
         }
-        write_file(&dir.join("run.json"), serde_json::to_string_pretty(&info).expect("json").as_bytes())?;
+        write_file(&dir.join("run.json"), serde_json::to_string_pretty(&run_info).expect("json").as_bytes())?;
         network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
+        if let Some(optimizer) = optimizer {
+            optimizer.save(&optimizer_path(dir, 0))?;
+        }
         let run = Run { dir: dir.to_path_buf(), config, state: RunState::default(), metrics: Vec::new() };
         run.write_state()?;
         Ok(run)
@@ -324,22 +419,36 @@ impl Run {
     /// Reads back the newest chunks that fill the window.
     fn load_buffer(&self) -> Result<ReplayBuffer, RunError> {
         let window = self.config.replay.window(self.state.total_samples);
-        let mut chunks = Vec::new();
-        let mut held = 0;
-        for generation in (1..=self.state.generation).rev() {
-            if held >= window {
-                break;
-            }
-            let samples = replay::read_chunk(&self.dir.join("replay"), generation, &self.config.rules)?;
-            held += samples.len();
-            chunks.push((generation, samples));
-        }
-        let mut buffer = ReplayBuffer::default();
-        for (generation, samples) in chunks.into_iter().rev() {
-            buffer.push(generation, samples);
-        }
-        Ok(buffer)
+        read_newest_chunks(&self.dir, self.state.generation, window, &self.config.rules)
     }
+}
+
+/// A run already in `dir` would be overwritten by a new start: refused.
+fn refuse_started(dir: &Path) -> Result<(), RunError> {
+    if dir.join("config.toml").exists() {
+        return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
+    }
+    Ok(())
+}
+
+/// The replay chunks of the run in `dir`, newest first back from `last_generation`, until
+/// they hold `window` samples, in a buffer oldest first.
+fn read_newest_chunks(dir: &Path, last_generation: u32, window: usize, rules: &crate::game::Rules) -> Result<ReplayBuffer, RunError> {
+    let mut chunks = Vec::new();
+    let mut held = 0;
+    for generation in (1..=last_generation).rev() {
+        if held >= window {
+            break;
+        }
+        let samples = replay::read_chunk(&dir.join("replay"), generation, rules)?;
+        held += samples.len();
+        chunks.push((generation, samples));
+    }
+    let mut buffer = ReplayBuffer::default();
+    for (generation, samples) in chunks.into_iter().rev() {
+        buffer.push(generation, samples);
+    }
+    Ok(buffer)
 }
 
 fn optimizer_path(dir: &Path, generation: u32) -> PathBuf {
