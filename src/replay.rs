@@ -201,6 +201,11 @@ impl ReplayBuffer {
         }
     }
 
+    /// Every sample held, oldest first.
+    pub fn into_samples(self) -> Vec<Sample> {
+        self.chunks.into_iter().flat_map(|(_, samples)| samples).collect()
+    }
+
     /// Generations held, oldest first.
     pub fn generations(&self) -> Vec<u32> {
         self.chunks.iter().map(|(g, _)| *g).collect()

@@ -455,7 +455,7 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
 
 /// A new run can begin with a network of another size trained on an earlier run's replay
 /// buffer: that network fits the source's samples better than the same network untrained, the
-/// optimiser's state goes on into generation 1, run.json says what was done, and a source of
+/// optimiser's state and those samples go on into generation 1, run.json says what was done, and a source of
 /// other rules, or no run at all, is refused by name and leaves no directory behind.
 #[test]
 fn a_run_starts_from_another_runs_games_with_a_larger_network() {
@@ -482,8 +482,14 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     assert_eq!(info["pretrained"]["steps"], 40);
     assert_eq!(info["pretrained"]["generations"], serde_json::json!([1, 2]));
     assert!(run.dir.join("checkpoints/optimizer-000000.safetensors").exists());
+    // The samples it learned from stay in its replay buffer as chunk 0, for its first
+    // generations to train on too.
+    let kept = epaminondas::replay::read_chunk(&run.dir.join("replay"), 0, &rules).unwrap();
+    assert_eq!(kept.len(), samples.len());
+    assert_eq!(run.state.total_samples, samples.len());
     run.train(Some(1), &Silent).unwrap();
     assert_eq!(metrics_generations(&run.dir), [1]);
+    assert_eq!(run.replay_window().unwrap().generations(), [0, 1]);
 
     let again = Run::start_pretrained(&run.dir, wider.clone(), Pretraining { source_run: &source_dir, steps: 1 }, &Silent);
     assert!(matches!(again, Err(RunError::AlreadyStarted { .. })));

@@ -10,7 +10,8 @@
 //! RUN/metrics.csv            one row per generation
 //! RUN/checkpoints/gen-N.safetensors   the network after generation N (gen-000000: initial)
 //! RUN/checkpoints/optimizer-N.safetensors  the optimiser's moments after generation N (newest only)
-//! RUN/replay/gen-N.bin       generation N's training samples
+//! RUN/replay/gen-N.bin       generation N's training samples (gen-000000: the samples a
+//!                            pretrained run's first network learned from)
 //! RUN/games/gen-N.txt        generation N's self-play game records
 //! RUN/ratings/games.csv      every rating game (see [`rating`])
 //! RUN/ratings/ratings.csv    the ratings fitted over them
@@ -23,7 +24,7 @@ use crate::config::Config;
 use crate::evaluator::CachedEvaluator;
 use crate::nn::optim::Optimizer;
 use crate::nn::{configure_threads, Network, NetError};
-use crate::replay::{self, ReplayBuffer, ReplayError};
+use crate::replay::{self, ReplayBuffer, ReplayError, Sample};
 use crate::{selfplay, train};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -204,8 +205,10 @@ impl Run {
     }
 
     /// Starts a new run in `dir` whose first network is trained on another run's replay
-    /// buffer (see [`Pretraining`]), with progress reported as generation 0's training. Its
-    /// own replay buffer starts empty; the optimiser's state carries on into generation 1.
+    /// buffer (see [`Pretraining`]), with progress reported as generation 0's training. The
+    /// samples it learned from become the run's chunk 0, so that the first generations train on
+    /// them as well as on their own few games (a window of one generation's games would undo
+    /// much of the pretraining), and the optimiser's state carries on into generation 1.
     /// Nothing is written until pretraining is done, so an interrupted start leaves no run.
     pub fn start_pretrained(dir: &Path, config: Config, pretraining: Pretraining, observer: &dyn Observer) -> Result<Run, RunError> {
         refuse_started(dir)?;
@@ -252,7 +255,7 @@ impl Run {
             stats.seconds
         ));
         let info = serde_json::json!({ "pretrained": report });
-        Run::create_with(dir, config, network, Some(optimizer), info)
+        Run::create_with(dir, config, network, Some((optimizer, buffer.into_samples())), info)
     }
 
     /// An existing run, with nothing written (unlike [`Run::open`], which stores the config).
@@ -271,11 +274,11 @@ impl Run {
         Run::create_with(dir, config, network, None, serde_json::json!({}))
     }
 
-    /// Writes a new run around its first network (and the optimiser state that trained it, if
-    /// any); `info`'s fields go into `run.json`. Callers build the network first, so that one
-    /// that cannot be built leaves no directory behind (a half-made one would be started again
-    /// with random weights).
-    fn create_with(dir: &Path, config: Config, network: Network, optimizer: Option<Optimizer>, info: serde_json::Value) -> Result<Run, RunError> {
+    /// Writes a new run around its first network, and for a pretrained one the optimiser state
+    /// and samples that trained it (replay chunk 0); `info`'s fields go into `run.json`.
+    /// Callers build the network first, so that one that cannot be built leaves no directory
+    /// behind (a half-made one would be started again with random weights).
+    fn create_with(dir: &Path, config: Config, network: Network, pretrained: Option<(Optimizer, Vec<Sample>)>, info: serde_json::Value) -> Result<Run, RunError> {
         for sub in ["checkpoints", "replay", "games"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
         }
@@ -286,10 +289,13 @@ impl Run {
         }
         write_file(&dir.join("run.json"), serde_json::to_string_pretty(&run_info).expect("json").as_bytes())?;
         network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
-        if let Some(optimizer) = optimizer {
+        let mut state = RunState::default();
+        if let Some((optimizer, samples)) = pretrained {
             optimizer.save(&optimizer_path(dir, 0))?;
+            replay::write_chunk(&dir.join("replay"), 0, &samples, &config.rules)?;
+            state.total_samples = samples.len();
         }
-        let run = Run { dir: dir.to_path_buf(), config, state: RunState::default(), metrics: Vec::new() };
+        let run = Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new() };
         run.write_state()?;
         Ok(run)
     }
@@ -312,7 +318,7 @@ impl Run {
         let device = config.run.device.resolve()?;
         let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
         let mut evaluator = CachedEvaluator::new(network, 200_000);
-        let mut buffer = self.load_buffer()?;
+        let mut buffer = self.replay_window()?;
         let settings = config.training.optimizer_settings();
         let optimizer_file = optimizer_path(&self.dir, self.state.generation);
         let mut optimizer = if optimizer_file.exists() {
@@ -416,8 +422,9 @@ impl Run {
         self.write_state()
     }
 
-    /// Reads back the newest chunks that fill the window.
-    fn load_buffer(&self) -> Result<ReplayBuffer, RunError> {
+    /// The samples the next generation trains on: the newest chunks that fill the window, read
+    /// back from disk.
+    pub fn replay_window(&self) -> Result<ReplayBuffer, RunError> {
         let window = self.config.replay.window(self.state.total_samples);
         read_newest_chunks(&self.dir, self.state.generation, window, &self.config.rules)
     }
@@ -432,12 +439,13 @@ fn refuse_started(dir: &Path) -> Result<(), RunError> {
 }
 
 /// The replay chunks of the run in `dir`, newest first back from `last_generation`, until
-/// they hold `window` samples, in a buffer oldest first.
+/// they hold `window` samples, in a buffer oldest first. Chunk 0 exists only in a pretrained
+/// run.
 fn read_newest_chunks(dir: &Path, last_generation: u32, window: usize, rules: &crate::game::Rules) -> Result<ReplayBuffer, RunError> {
     let mut chunks = Vec::new();
     let mut held = 0;
-    for generation in (1..=last_generation).rev() {
-        if held >= window {
+    for generation in (0..=last_generation).rev() {
+        if held >= window || (generation == 0 && !replay::chunk_path(&dir.join("replay"), 0).exists()) {
             break;
         }
         let samples = replay::read_chunk(&dir.join("replay"), generation, rules)?;
