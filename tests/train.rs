@@ -257,7 +257,7 @@ fn shipped_configs_load() {
         }
     }
     boards.sort();
-    let expected = [("10x8.toml", 10, 8, false), ("contempt.toml", 14, 12, false), ("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true), ("threats.toml", 14, 12, false)];
+    let expected = [("10x8.toml", 10, 8, false), ("contempt-medium.toml", 14, 12, false), ("contempt.toml", 14, 12, false), ("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true), ("threats.toml", 14, 12, false)];
     assert_eq!(boards, expected.map(|(name, w, h, stones)| (name.to_string(), w, h, stones)));
 }
 
