@@ -498,7 +498,19 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     let refused = Run::start_pretrained(&dir.path().join("other"), other_rules, Pretraining { source_run: &source_dir, steps: 1 }, &Silent).err().unwrap();
     assert!(matches!(refused, RunError::Pretraining { .. }) && refused.to_string().contains("rules"), "{refused}");
     let nowhere = dir.path().join("nowhere");
-    let refused = Run::start_pretrained(&dir.path().join("other"), wider, Pretraining { source_run: &nowhere, steps: 1 }, &Silent).err().unwrap();
+    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &nowhere, steps: 1 }, &Silent).err().unwrap();
     assert!(refused.to_string().contains("not a run directory"), "{refused}");
     assert!(!dir.path().join("other").exists());
+
+    // A pretrained start killed after writing its chunk 0 but before its state: opening the
+    // directory as a new run would train random weights on those samples, so it is refused;
+    // starting it again with pretraining works.
+    let half_made = dir.path().join("half-made");
+    std::fs::create_dir_all(half_made.join("replay")).unwrap();
+    std::fs::copy(run.dir.join("replay/gen-000000.bin"), half_made.join("replay/gen-000000.bin")).unwrap();
+    std::fs::copy(run.dir.join("config.toml"), half_made.join("config.toml")).unwrap();
+    let refused = Run::open(&half_made, None).err().unwrap();
+    assert!(refused.to_string().contains("--pretrain-on"), "{refused}");
+    let restarted = Run::start_pretrained(&half_made, wider, Pretraining { source_run: &source_dir, steps: 1 }, &Silent).unwrap();
+    assert_eq!(restarted.state.total_samples, samples.len());
 }

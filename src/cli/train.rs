@@ -33,8 +33,8 @@ pub struct TrainArgs {
     #[arg(long, value_name = "RUN", requires = "pretrain_steps")]
     pub pretrain_on: Option<PathBuf>,
     /// Optimiser steps of that pretraining (batches of the config's batch_size).
-    #[arg(long, value_name = "STEPS", requires = "pretrain_on")]
-    pub pretrain_steps: Option<usize>,
+    #[arg(long, value_name = "STEPS", requires = "pretrain_on", value_parser = clap::value_parser!(u32).range(1..))]
+    pub pretrain_steps: Option<u32>,
 }
 
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
@@ -110,7 +110,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     let mut run = match (&args.init_from, &args.pretrain_on, config) {
         (Some(init), _, Some(config)) => Run::start_from(&args.run, config, init)?,
         (None, Some(source_run), Some(config)) => {
-            let pretraining = Pretraining { source_run, steps: args.pretrain_steps.unwrap_or_default() };
+            let pretraining = Pretraining { source_run, steps: args.pretrain_steps.unwrap_or(1) as usize };
             Run::start_pretrained(&args.run, config, pretraining, &progress)?
         }
         (Some(_), _, None) => anyhow::bail!("--init-from starts a new run, which needs --config"),

@@ -269,6 +269,13 @@ impl Run {
     }
 
     fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
+        // A chunk 0 here is left by a pretrained start that was interrupted: starting the run
+        // with random weights would train them on samples meant for the pretrained network.
+        let chunk_zero = replay::chunk_path(&dir.join("replay"), 0);
+        if chunk_zero.exists() {
+            let problem = "left by an interrupted start with --pretrain-on; start the run again with --pretrain-on, or remove the directory".into();
+            return Err(RunError::Corrupt { path: chunk_zero, problem });
+        }
         let device = config.run.device.resolve()?;
         let network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
         Run::create_with(dir, config, network, None, serde_json::json!({}))
@@ -282,6 +289,17 @@ impl Run {
         for sub in ["checkpoints", "replay", "games"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
         }
+        // Chunk 0 before the config, so that a start killed once the config exists always
+        // leaves it behind (and `create` refuses to start such a directory with random weights).
+        let mut state = RunState::default();
+        if let Some((optimizer, samples)) = pretrained {
+            replay::write_chunk(&dir.join("replay"), 0, &samples, &config.rules)?;
+            optimizer.save(&optimizer_path(dir, 0))?;
+            state.total_samples = samples.len();
+        } else {
+            // One left by an interrupted pretrained start, which this start replaces.
+            let _ = std::fs::remove_file(replay::chunk_path(&dir.join("replay"), 0));
+        }
         write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
         let mut run_info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
         if let (Some(run_info), Some(info)) = (run_info.as_object_mut(), info.as_object()) {
@@ -289,12 +307,6 @@ impl Run {
         }
         write_file(&dir.join("run.json"), serde_json::to_string_pretty(&run_info).expect("json").as_bytes())?;
         network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
-        let mut state = RunState::default();
-        if let Some((optimizer, samples)) = pretrained {
-            optimizer.save(&optimizer_path(dir, 0))?;
-            replay::write_chunk(&dir.join("replay"), 0, &samples, &config.rules)?;
-            state.total_samples = samples.len();
-        }
         let run = Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new() };
         run.write_state()?;
         Ok(run)
@@ -430,9 +442,10 @@ impl Run {
     }
 }
 
-/// A run already in `dir` would be overwritten by a new start: refused.
+/// A run already in `dir` would be overwritten by a new start: refused. (A directory whose
+/// start was interrupted has no state.json yet, and may be started again.)
 fn refuse_started(dir: &Path) -> Result<(), RunError> {
-    if dir.join("config.toml").exists() {
+    if dir.join("state.json").exists() {
         return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
     }
     Ok(())
