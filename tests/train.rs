@@ -455,8 +455,9 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
 
 /// A new run can begin with a network of another size trained on an earlier run's replay
 /// buffer: that network fits the source's samples better than the same network untrained, the
-/// optimiser's state and those samples go on into generation 1, run.json says what was done, and a source of
-/// other rules, or no run at all, is refused by name and leaves no directory behind.
+/// optimiser's state and those samples go on into generation 1, run.json says what was done,
+/// and a source of other rules, or no run at all, is refused by name and leaves no directory
+/// behind.
 #[test]
 fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     use epaminondas::coach::{Pretraining, RunError};
