@@ -178,8 +178,7 @@ impl Run {
             // Settings that do not change the game or the network may be changed on resume.
             let config = config.unwrap_or(stored);
             if state_path.exists() {
-                let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
-                let state: RunState = serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: state_path.clone(), problem: e.to_string() })?;
+                let state = read_state(&state_path)?;
                 let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
                 write_file(&config_path, config.to_toml().as_bytes())?;
                 return Ok(Run { dir: dir.to_path_buf(), config, state, metrics });
@@ -222,7 +221,8 @@ impl Run {
             return Err(refuse(format!("its games are of other rules ({}; this run: {})", source.config.rules, config.rules)));
         }
         let buffer = read_newest_chunks(&source.dir, source.state.generation, config.replay.max_window, &config.rules)?;
-        let (Some(&first), Some(&last)) = (buffer.generations().first(), buffer.generations().last()) else {
+        let generations = buffer.generations();
+        let (Some(&first), Some(&last)) = (generations.first(), generations.last()) else {
             return Err(refuse("its replay buffer is empty".into()));
         };
         configure_threads(config.run.threads);
@@ -260,11 +260,8 @@ impl Run {
 
     /// An existing run, with nothing written (unlike [`Run::open`], which stores the config).
     fn open_existing(dir: &Path) -> Result<Run, RunError> {
-        let config_path = dir.join("config.toml");
-        let state_path = dir.join("state.json");
-        let config = Config::load(&config_path)?;
-        let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
-        let state: RunState = serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: state_path.clone(), problem: e.to_string() })?;
+        let config = Config::load(&dir.join("config.toml"))?;
+        let state = read_state(&dir.join("state.json"))?;
         Ok(Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new() })
     }
 
@@ -440,6 +437,11 @@ impl Run {
         let window = self.config.replay.window(self.state.total_samples);
         read_newest_chunks(&self.dir, self.state.generation, window, &self.config.rules)
     }
+}
+
+fn read_state(path: &Path) -> Result<RunState, RunError> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })
 }
 
 /// A run already in `dir` would be overwritten by a new start: refused. (A directory whose
