@@ -236,8 +236,12 @@ impl Config {
         Ok(self.network.resolve()?.for_rules(&self.rules))
     }
 
+    /// The config as a run saves it. Options held as f32 are written in their shortest f32
+    /// form (`-0.7`, not the f64 widening `-0.699999988079071`), so the file reads as written.
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("config serialises")
+        let mut value = toml::Value::try_from(self).expect("config serialises");
+        shorten_f32_floats(&mut value);
+        toml::to_string(&value).expect("config serialises")
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -298,5 +302,22 @@ impl Config {
             return Some("[network] differs from the run's network".into());
         }
         None
+    }
+}
+
+/// Rewrites every float that is exactly an f32 as that f32's shortest decimal. A float that is
+/// not (an f64 option such as a learning rate of 0.001) is left as it is, so nothing changes
+/// value.
+fn shorten_f32_floats(value: &mut toml::Value) {
+    match value {
+        toml::Value::Float(float) => {
+            let narrow = *float as f32;
+            if f64::from(narrow) == *float {
+                *float = narrow.to_string().parse().expect("an f32 prints as a float");
+            }
+        }
+        toml::Value::Array(items) => items.iter_mut().for_each(shorten_f32_floats),
+        toml::Value::Table(table) => table.iter_mut().for_each(|(_, item)| shorten_f32_floats(item)),
+        _ => {}
     }
 }

@@ -244,7 +244,8 @@ fn optimizer_state_survives_a_save_and_load() {
     assert!(error.contains("epaminondas-optimizer-v1"), "{error}");
 }
 
-/// Every shipped config loads and validates, and names the board it is for.
+/// Every shipped config loads and validates, names the board it is for, and comes back
+/// unchanged from the config.toml a run saves.
 #[test]
 fn shipped_configs_load() {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs"));
@@ -253,9 +254,15 @@ fn shipped_configs_load() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
             let config = Config::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            // A run saves its config and reads it back on resume: it must come back unchanged.
+            let saved = config.to_toml();
+            assert_eq!(Config::parse(&saved, "saved").unwrap(), config, "{saved}");
             boards.push((path.file_name().unwrap().to_string_lossy().into_owned(), config.rules.width, config.rules.height, config.rules.stones));
         }
     }
+    // f32 options are saved as written, not widened to f64 digits.
+    let saved = Config::load(&dir.join("contempt.toml")).unwrap().to_toml();
+    assert!(saved.contains("draw_value = -0.7\n") && saved.contains("reduction = 0.2\n"), "{saved}");
     boards.sort();
     let expected = [("10x8.toml", 10, 8, false), ("contempt-medium.toml", 14, 12, false), ("contempt.toml", 14, 12, false), ("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true), ("threats.toml", 14, 12, false)];
     assert_eq!(boards, expected.map(|(name, w, h, stones)| (name.to_string(), w, h, stones)));
@@ -456,8 +463,8 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
 /// A new run can begin with a network of another size trained on an earlier run's replay
 /// buffer: that network fits the source's samples better than the same network untrained, the
 /// optimiser's state and those samples go on into generation 1, run.json says what was done,
-/// and a source of other rules, or no run at all, is refused by name and leaves no directory
-/// behind.
+/// and a source of other rules, with no games yet, or no run at all, is refused by name and
+/// leaves no directory behind.
 #[test]
 fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     use epaminondas::coach::{Pretraining, RunError};
@@ -501,6 +508,10 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     let nowhere = dir.path().join("nowhere");
     let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &nowhere, steps: 1 }, &Silent).err().unwrap();
     assert!(refused.to_string().contains("not a run directory"), "{refused}");
+    let unplayed = dir.path().join("unplayed");
+    Run::open(&unplayed, Some(smoke())).unwrap();
+    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &unplayed, steps: 1 }, &Silent).err().unwrap();
+    assert!(refused.to_string().contains("replay buffer is empty"), "{refused}");
     assert!(!dir.path().join("other").exists());
 
     // A pretrained start killed after writing its chunk 0 but before its state: opening the
