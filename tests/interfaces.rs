@@ -205,8 +205,8 @@ fn torchscript_export_matches_the_network() {
     }
 }
 
-/// `export` of a run's checkpoint carries the rules and training facts; `play` and `engine`
-/// read the rules back from the agent.
+/// `export` of a run's checkpoint carries the rules and training facts (its config as this
+/// version writes it); `play` and `engine` read the rules back from the agent.
 #[test]
 fn exported_agents_carry_their_rules_and_training() {
     let dir = tempfile::tempdir().unwrap();
@@ -215,6 +215,10 @@ fn exported_agents_carry_their_rules_and_training() {
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
     let status = Command::new(binary).args(["train", "--config", config, "--generations", "1", "--run"]).arg(&run).stdout(Stdio::null()).status().unwrap();
     assert!(status.success());
+    // As an older version saved it: f32 options widened to f64 digits.
+    let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
+    assert!(saved.contains("reduction = 0.2\n"), "{saved}");
+    std::fs::write(run.join("config.toml"), saved.replace("reduction = 0.2\n", "reduction = 0.20000000298023224\n")).unwrap();
     let agent = dir.path().join("models/smoke.safetensors");
     let status = Command::new(binary).arg("export").arg(run.join("checkpoints/gen-000001.safetensors")).arg("--out").arg(&agent).stdout(Stdio::null()).status().unwrap();
     assert!(status.success());
@@ -222,6 +226,7 @@ fn exported_agents_carry_their_rules_and_training() {
     assert_eq!(metadata["generation"], "1");
     assert_eq!(metadata["training_games"], "4");
     assert!(metadata.contains_key("elo") && metadata["training_config"].contains("[selfplay]"));
+    assert!(metadata["training_config"].contains("reduction = 0.2\n"), "{}", metadata["training_config"]);
     let rules = epaminondas::players::trained_rules(&agent).unwrap().unwrap();
     assert_eq!(rules.ply_cap, Some(40));
     assert!(dir.path().join("models/smoke.pt").exists() && dir.path().join("models/smoke.md").exists());
