@@ -52,9 +52,9 @@ impl AgentArgs {
         let mut spec = match (&self.player, &self.agent) {
             (Some(spec), _) => spec.clone(),
             (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
-            (None, None) => match best_shipped_agent(std::path::Path::new("models"), board.0, board.1, self.stones) {
+            (None, None) => match best_shipped_agent(std::path::Path::new("models"), board.0, board.1, self.stones)? {
                 Some(path) => {
-                    eprintln!("playing the best shipped agent, {}", path.display());
+                    eprintln!("playing the shipped agent for this board, {}", path.display());
                     PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display()))
                 }
                 None => {

@@ -213,6 +213,8 @@ pub enum PlayerError {
     Net(#[from] NetError),
     #[error("{path} was trained for {trained}, but this game is {asked}")]
     WrongRules { path: PathBuf, trained: String, asked: String },
+    #[error("{path}: {problem}")]
+    Defaults { path: PathBuf, problem: String },
 }
 
 impl PlayerSpec {

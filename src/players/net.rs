@@ -123,12 +123,22 @@ pub fn check_net_rules(path: &Path, rules: &crate::game::Rules) -> Result<(), Pl
     Ok(())
 }
 
-/// The strongest agent in `dir` for a game on a `width` x `height` board (with stones or not):
-/// the `*.safetensors` network files trained for that board, by their `elo` metadata, then by
-/// name. A file that names no rules counts as trained for the standard board.
-pub fn best_shipped_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Option<std::path::PathBuf> {
-    let mut agents: Vec<(f64, std::path::PathBuf)> = std::fs::read_dir(dir)
-        .ok()?
+/// The file in a folder of agents that names each board's default agent.
+const DEFAULTS_FILE: &str = "defaults.toml";
+
+/// The agent in `dir` that `play`, `serve` and `engine` use for a game on a `width` x `height`
+/// board (with stones or not) when none is named: the one `dir/defaults.toml` names for that
+/// board, else the best rated of the `*.safetensors` network files trained for it, by their
+/// `elo` metadata, then by name. (Ratings from different runs are on different scales, so
+/// where a board has agents from several runs the defaults file says which one plays.) A file
+/// that names no rules counts as trained for the standard board. A defaults file that does
+/// not parse, or names a missing agent or one trained for another board, is an error.
+pub fn best_shipped_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Result<Option<std::path::PathBuf>, PlayerError> {
+    if let Some(path) = named_default(dir, width, height, stones)? {
+        return Ok(Some(path));
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(None) };
+    let mut agents: Vec<(f64, std::path::PathBuf)> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|e| e == "safetensors"))
         .filter_map(|path| {
@@ -142,5 +152,22 @@ pub fn best_shipped_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Op
         })
         .collect();
     agents.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
-    agents.pop().map(|(_, path)| path)
+    Ok(agents.pop().map(|(_, path)| path))
+}
+
+/// The agent `dir/defaults.toml` names for the board, keyed `WIDTHxHEIGHT` (`+stones` added
+/// for the stones variant); None if there is no such file or it names none for this board.
+fn named_default(dir: &Path, width: u8, height: u8, stones: bool) -> Result<Option<std::path::PathBuf>, PlayerError> {
+    let defaults = dir.join(DEFAULTS_FILE);
+    let Ok(text) = std::fs::read_to_string(&defaults) else { return Ok(None) };
+    let problem = |problem: String| PlayerError::Defaults { path: defaults.clone(), problem };
+    let table: std::collections::BTreeMap<String, String> = toml::from_str(&text).map_err(|e| problem(e.to_string()))?;
+    let board = format!("{width}x{height}{}", if stones { "+stones" } else { "" });
+    let Some(name) = table.get(&board) else { return Ok(None) };
+    let path = dir.join(name);
+    let rules = trained_rules(&path).map_err(|e| problem(format!("its agent for {board}: {e}")))?.unwrap_or_default();
+    if (rules.width, rules.height, rules.stones) != (width, height, stones) {
+        return Err(problem(format!("{name}, named for {board}, was trained for {}x{}{}", rules.width, rules.height, if rules.stones { "+stones" } else { "" })));
+    }
+    Ok(Some(path))
 }
