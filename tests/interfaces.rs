@@ -231,25 +231,25 @@ fn exported_agents_carry_their_rules_and_training() {
     assert_eq!(rules.ply_cap, Some(40));
     assert!(dir.path().join("models/smoke.pt").exists() && dir.path().join("models/smoke.md").exists());
     let models = dir.path().join("models");
-    let best = |width, height| epaminondas::players::best_shipped_agent(&models, width, height, false);
-    assert_eq!(best(14, 12).unwrap(), Some(agent.clone()));
-    assert_eq!(best(8, 8).unwrap(), None, "an agent is only offered for the board it was trained on");
+    let default_for = |width, height| epaminondas::players::default_agent(&models, width, height, false);
+    assert_eq!(default_for(14, 12).unwrap(), Some(agent.clone()));
+    assert_eq!(default_for(8, 8).unwrap(), None, "an agent is only offered for the board it was trained on");
     // A defaults file decides between agents; one that names an agent of another board, or
     // does not parse, is refused by name.
     std::fs::copy(&agent, models.join("other.safetensors")).unwrap();
     std::fs::write(models.join("defaults.toml"), "\"14x12\" = \"other.safetensors\"\n").unwrap();
-    assert_eq!(best(14, 12).unwrap(), Some(models.join("other.safetensors")));
-    assert_eq!(best(8, 8).unwrap(), None);
+    assert_eq!(default_for(14, 12).unwrap(), Some(models.join("other.safetensors")));
+    assert_eq!(default_for(8, 8).unwrap(), None);
     std::fs::write(models.join("defaults.toml"), "\"8x8\" = \"smoke.safetensors\"\n").unwrap();
-    let error = best(8, 8).unwrap_err().to_string();
+    let error = default_for(8, 8).unwrap_err().to_string();
     assert!(error.contains("defaults.toml") && error.contains("trained for 14x12"), "{error}");
     std::fs::write(models.join("defaults.toml"), "14x12 = [").unwrap();
-    assert!(best(14, 12).unwrap_err().to_string().contains("defaults.toml"));
+    assert!(default_for(14, 12).unwrap_err().to_string().contains("defaults.toml"));
     // The shipped agents: each board's default is found for its own board.
     let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models"));
-    let crossings = epaminondas::players::best_shipped_agent(shipped, 8, 8, false).unwrap().expect("an 8x8 agent is shipped");
+    let crossings = epaminondas::players::default_agent(shipped, 8, 8, false).unwrap().expect("an 8x8 agent is shipped");
     assert_eq!(epaminondas::players::trained_rules(&crossings).unwrap().map(|r| (r.width, r.height)), Some((8, 8)));
-    let standard = epaminondas::players::best_shipped_agent(shipped, 14, 12, false).unwrap().expect("a 14x12 agent is shipped");
+    let standard = epaminondas::players::default_agent(shipped, 14, 12, false).unwrap().expect("a 14x12 agent is shipped");
     assert_eq!(epaminondas::players::trained_rules(&standard).unwrap().map(|r| (r.width, r.height)), Some((14, 12)));
     // A corrupt agent is refused by name.
     std::fs::write(dir.path().join("broken.safetensors"), b"not a network").unwrap();

@@ -5,7 +5,7 @@ use super::rules_cmds::{parse_size, parse_symmetry};
 use crate::game::diagram::{diagram_with_captures, Style};
 use crate::game::{Bitboard, Color, GameRecord, Move, Position, Rules, Status, SymmetryRule};
 use crate::nn::DeviceChoice;
-use crate::players::{best_shipped_agent, trained_rules, Limit, Player, PlayerKind, PlayerSpec};
+use crate::players::{default_agent, trained_rules, Limit, Player, PlayerKind, PlayerSpec};
 use anyhow::Context;
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
@@ -52,7 +52,7 @@ impl AgentArgs {
         let mut spec = match (&self.player, &self.agent) {
             (Some(spec), _) => spec.clone(),
             (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
-            (None, None) => match best_shipped_agent(std::path::Path::new("models"), board.0, board.1, self.stones)? {
+            (None, None) => match default_agent(std::path::Path::new("models"), board.0, board.1, self.stones)? {
                 Some(path) => {
                     eprintln!("playing the shipped agent for this board, {}", path.display());
                     PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display()))

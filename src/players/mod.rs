@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-pub use net::{best_shipped_agent, check_net_rules, trained_rules, NetPlayer};
+pub use net::{check_net_rules, default_agent, trained_rules, NetPlayer};
 
 /// Whether `spec` can play games under `rules` (only networks are tied to a rule set: see
 /// [`check_net_rules`]).

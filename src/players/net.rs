@@ -133,7 +133,7 @@ const DEFAULTS_FILE: &str = "defaults.toml";
 /// where a board has agents from several runs the defaults file says which one plays.) A file
 /// that names no rules counts as trained for the standard board. A defaults file that does
 /// not parse, or names a missing agent or one trained for another board, is an error.
-pub fn best_shipped_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Result<Option<std::path::PathBuf>, PlayerError> {
+pub fn default_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Result<Option<std::path::PathBuf>, PlayerError> {
     if let Some(path) = named_default(dir, width, height, stones)? {
         return Ok(Some(path));
     }
@@ -162,12 +162,17 @@ fn named_default(dir: &Path, width: u8, height: u8, stones: bool) -> Result<Opti
     let Ok(text) = std::fs::read_to_string(&defaults) else { return Ok(None) };
     let problem = |problem: String| PlayerError::Defaults { path: defaults.clone(), problem };
     let table: std::collections::BTreeMap<String, String> = toml::from_str(&text).map_err(|e| problem(e.to_string()))?;
-    let board = format!("{width}x{height}{}", if stones { "+stones" } else { "" });
+    let board = board_key(width, height, stones);
     let Some(name) = table.get(&board) else { return Ok(None) };
     let path = dir.join(name);
     let rules = trained_rules(&path).map_err(|e| problem(format!("its agent for {board}: {e}")))?.unwrap_or_default();
     if (rules.width, rules.height, rules.stones) != (width, height, stones) {
-        return Err(problem(format!("{name}, named for {board}, was trained for {}x{}{}", rules.width, rules.height, if rules.stones { "+stones" } else { "" })));
+        return Err(problem(format!("{name}, named for {board}, was trained for {}", board_key(rules.width, rules.height, rules.stones))));
     }
     Ok(Some(path))
+}
+
+/// A board's key in the defaults file: `14x12`, or `14x12+stones` for the stones variant.
+fn board_key(width: u8, height: u8, stones: bool) -> String {
+    format!("{width}x{height}{}", if stones { "+stones" } else { "" })
 }
