@@ -121,7 +121,7 @@ pub fn network_rows(network: &mut Network, rules: game::Rules, batches: &[usize]
 pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usize, seconds: f64) -> Result<Vec<BenchRow>, NetError> {
     let mut rows = Vec::new();
     let batch = config.selfplay.parallel_games * config.selfplay.leaves_per_game;
-    let mut reference = network.try_clone()?;
+    let mut reference = network.inference_copy(config.run.precision)?;
     let positions = sample_positions(config.rules, batch, 2);
     let requests: Vec<EvalRequest> = positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
     let network_rate = batch as f64 * rate(seconds, || {
@@ -129,7 +129,7 @@ pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usiz
     });
 
     let selfplay_config = crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
-    let mut evaluator = CachedEvaluator::new(network, 200_000);
+    let mut evaluator = CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
     let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &selfplay_config, 1, "bench", &|_| {});
     let stats = output.stats;
     let sims = stats.simulations as f64 / stats.seconds;
@@ -139,7 +139,7 @@ pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usiz
     rows.push(BenchRow::new("self-play positions", None, stats.plies as f64 / stats.seconds * 3600.0, "positions/hour"));
     rows.push(BenchRow::new("self-play training samples", None, output.samples.len() as f64 / stats.seconds * 3600.0, "samples/hour"));
 
-    let network = evaluator.inner_mut();
+    let network = &network;
     let mut buffer = ReplayBuffer::default();
     let window = output.samples.len();
     buffer.push(1, output.samples);

@@ -5,7 +5,7 @@ use crate::game::Rules;
 use crate::mcts::SearchConfig;
 use crate::nn::model::NetConfig;
 use crate::nn::optim::{OptimizerKind, OptimizerSettings};
-use crate::nn::DeviceChoice;
+use crate::nn::{DeviceChoice, Precision};
 use crate::players::PlayerSpec;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -36,6 +36,9 @@ pub struct RunConfig {
     /// Worker threads for tree work and libtorch.
     pub threads: usize,
     pub device: DeviceChoice,
+    /// The number format of self-play's network (training is always f32). Optional: auto.
+    #[serde(default)]
+    pub precision: Precision,
 }
 
 /// A named size, or an explicit shape.

@@ -113,6 +113,11 @@ fn bad_configs_are_named() {
     assert!(Config::parse(&size, "x.toml").unwrap_err().to_string().contains("enormous"));
     let board = text.replace("width = 14", "width = 40");
     assert!(Config::parse(&board, "x.toml").unwrap_err().to_string().contains("40x12"));
+    let precision = text.replace("device = \"cpu\"", "device = \"cpu\"\nprecision = \"f16\"");
+    assert_ne!(precision, text);
+    assert!(Config::parse(&precision, "x.toml").unwrap_err().to_string().contains("f16"));
+    let bf16 = text.replace("device = \"cpu\"", "device = \"cpu\"\nprecision = \"bf16\"");
+    assert_eq!(Config::parse(&bf16, "x.toml").unwrap().run.precision, epaminondas::nn::Precision::Bf16);
     // The shipped default config is valid.
     Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml"))).unwrap();
 }
@@ -242,6 +247,51 @@ fn optimizer_state_survives_a_save_and_load() {
     assert!(error.contains("AdamW") && error.contains("Sgd"), "{error}");
     let error = Optimizer::load(&dir.path().join("net.safetensors"), &resumed, settings).err().unwrap().to_string();
     assert!(error.contains("epaminondas-optimizer-v1"), "{error}");
+}
+
+/// A network copied into bf16 for search evaluates as its f32 original does, within bf16's
+/// rounding; the original stays f32 and unchanged (it goes on training); and a bf16 network
+/// saves in f32, the rounded weights exactly.
+#[test]
+fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
+    use epaminondas::evaluator::{EvalRequest, Evaluator};
+    use epaminondas::nn::Precision;
+    let agent = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/medium-contempt-gen25.safetensors"));
+    let (mut network, _) = Network::load(agent, tch::Device::Cpu).unwrap();
+    let mut position = Position::standard();
+    let mut requests = Vec::new();
+    for ply in 0..24 {
+        let moves = position.legal_moves();
+        requests.push(EvalRequest { position, moves: moves.clone() });
+        position = position.play_unchecked(moves[(ply * 7) % moves.len()]);
+    }
+    let before = network.evaluate(&requests);
+    let mut copy = network.inference_copy(Precision::Bf16).unwrap();
+    assert_eq!((network.kind(), copy.kind()), (tch::Kind::Float, tch::Kind::BFloat16));
+    assert_eq!(Precision::F32.resolve(tch::Device::Cpu), tch::Kind::Float);
+    assert_eq!(Precision::Auto.resolve(tch::Device::Cuda(0)), tch::Kind::Float);
+    let rounded = copy.evaluate(&requests);
+    let after = network.evaluate(&requests);
+    let mut differs = false;
+    for ((f32_eval, bf16_eval), again) in before.iter().zip(&rounded).zip(&after) {
+        assert_eq!((f32_eval.priors.clone(), f32_eval.value), (again.priors.clone(), again.value), "the original changed");
+        let prior_gap = f32_eval.priors.iter().zip(&bf16_eval.priors).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(prior_gap < 0.05, "a prior moved by {prior_gap}");
+        assert!((f32_eval.value - bf16_eval.value).abs() < 0.1, "value {} in f32, {} in bf16", f32_eval.value, bf16_eval.value);
+        differs |= f32_eval.priors != bf16_eval.priors;
+    }
+    assert!(differs, "the copy computed in f32");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bf16.safetensors");
+    copy.save(&path, &Default::default()).unwrap();
+    let (saved, _) = Network::load(&path, tch::Device::Cpu).unwrap();
+    assert_eq!(saved.kind(), tch::Kind::Float);
+    let copied = copy.vs.variables();
+    for (name, tensor) in saved.vs.variables() {
+        assert!(tensor.equal(&copied[&name].to_kind(tch::Kind::Float)), "{name} was not saved as its bf16 value");
+    }
+    assert_eq!(copy.try_clone().unwrap().kind(), tch::Kind::BFloat16);
 }
 
 /// Every shipped config loads and validates, names the board it is for, and comes back

@@ -2,7 +2,7 @@
 
 use crate::bench::{self, BenchRow};
 use crate::config::Config;
-use crate::nn::{configure_threads, DeviceChoice, Network};
+use crate::nn::{configure_threads, DeviceChoice, Network, Precision};
 use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
@@ -32,6 +32,10 @@ pub struct BenchArgs {
     pub csv: PathBuf,
     #[arg(long, value_enum)]
     pub device: Option<DeviceChoice>,
+    /// Overrides the config's precision for the network's forward passes and self-play
+    /// (training steps are always f32).
+    #[arg(long, value_enum)]
+    pub precision: Option<Precision>,
 }
 
 fn print_row(row: &BenchRow) {
@@ -42,21 +46,28 @@ fn print_row(row: &BenchRow) {
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut config = Config::load(&args.config)?;
-    if let Some(device) = args.device {
-        config.run.device = device;
-    }
+    config.run.device = args.device.unwrap_or(config.run.device);
+    config.run.precision = args.precision.unwrap_or(config.run.precision);
     if args.batches.contains(&0) {
         anyhow::bail!("--batches must all be at least 1");
     }
     let device = config.run.device.resolve()?;
     configure_threads(config.run.threads);
     let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads).build_global();
-    let mut network = match &args.network {
+    let network = match &args.network {
         Some(path) => Network::load(path, device)?.0,
         None => Network::new(&config.net_config()?, device, Some(config.run.seed))?,
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!("{} threads ({} cores), device {device:?}, network {:?}{}", config.run.threads, cores, network.config, args.network.as_ref().map(|p| format!(" from {}", p.display())).unwrap_or_default());
+    let mut inference = network.inference_copy(config.run.precision)?;
+    println!(
+        "{} threads ({} cores), device {device:?}, search in {:?}, network {:?}{}",
+        config.run.threads,
+        cores,
+        inference.kind(),
+        network.config,
+        args.network.as_ref().map(|p| format!(" from {}", p.display())).unwrap_or_default()
+    );
     let mut rows = Vec::new();
     let mut emit = |row: BenchRow| {
         print_row(&row);
@@ -65,7 +76,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     emit(bench::perft_row(config.rules, args.perft_depth));
     let flops = bench::matmul_flops(device, args.seconds);
     emit(BenchRow { benchmark: "matrix product 2048x2048 float32 (the machine's limit)".into(), batch: None, value: flops / 1e9, unit: "GFLOP/s".into(), fraction: None, reference: String::new() });
-    for row in bench::network_rows(&mut network, config.rules, &args.batches, args.seconds, flops) {
+    for row in bench::network_rows(&mut inference, config.rules, &args.batches, args.seconds, flops) {
         emit(row);
     }
     for row in bench::selfplay_and_training_rows(network, &config, args.games.unwrap_or(config.selfplay.games_per_generation), args.seconds)? {

@@ -3,7 +3,7 @@
 
 use crate::coach::{MetricsRow, Observer, Pretraining, Run};
 use crate::config::Config;
-use crate::nn::DeviceChoice;
+use crate::nn::{DeviceChoice, Precision};
 use clap::Args;
 use indicatif::ProgressBar;
 use std::cell::RefCell;
@@ -23,6 +23,9 @@ pub struct TrainArgs {
     /// Overrides the config's device.
     #[arg(long, value_enum)]
     pub device: Option<DeviceChoice>,
+    /// Overrides the config's precision for self-play (training is always f32).
+    #[arg(long, value_enum)]
+    pub precision: Option<Precision>,
     /// Starts a new run from this checkpoint's weights instead of random ones; the config's
     /// network may add the threat planes, which start with zero weights.
     #[arg(long, value_name = "CHECKPOINT", conflicts_with = "pretrain_on")]
@@ -103,8 +106,9 @@ impl Observer for Progress {
 
 pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     let mut config = args.config.as_deref().map(Config::load).transpose()?;
-    if let (Some(config), Some(device)) = (config.as_mut(), args.device) {
-        config.run.device = device;
+    if let Some(config) = config.as_mut() {
+        config.run.device = args.device.unwrap_or(config.run.device);
+        config.run.precision = args.precision.unwrap_or(config.run.precision);
     }
     let progress = Progress { bar: RefCell::new(None), run: args.run.clone() };
     let mut run = match (&args.init_from, &args.pretrain_on, config) {
@@ -117,9 +121,8 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         (None, Some(_), None) => anyhow::bail!("--pretrain-on starts a new run, which needs --config"),
         (None, None, config) => Run::open(&args.run, config)?,
     };
-    if let Some(device) = args.device {
-        run.config.run.device = device;
-    }
+    run.config.run.device = args.device.unwrap_or(run.config.run.device);
+    run.config.run.precision = args.precision.unwrap_or(run.config.run.precision);
     eprintln!("run {} at generation {} ({} games so far)", args.run.display(), run.state.generation, run.state.total_games);
     run.train(args.generations, &progress)?;
     Ok(())

@@ -326,14 +326,13 @@ impl Run {
         let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads).build_global();
         let device = config.run.device.resolve()?;
         let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
-        let mut evaluator = CachedEvaluator::new(network, 200_000);
         let mut buffer = self.replay_window()?;
         let settings = config.training.optimizer_settings();
         let optimizer_file = optimizer_path(&self.dir, self.state.generation);
         let mut optimizer = if optimizer_file.exists() {
-            Optimizer::load(&optimizer_file, evaluator.inner_mut(), settings)?
+            Optimizer::load(&optimizer_file, &network, settings)?
         } else {
-            Optimizer::new(evaluator.inner_mut(), settings)
+            Optimizer::new(&network, settings)
         };
         if target.is_some_and(|t| t <= self.state.generation) {
             observer.message(&format!("run already has {} generations", self.state.generation));
@@ -346,7 +345,9 @@ impl Run {
             let seed = config.run.seed ^ (generation as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
 
             observer.selfplay_started(generation, config.selfplay.games_per_generation);
-            evaluator.clear(); // the network changed since the last generation
+            // A fresh copy (and cache) each generation: the network trained since the last one.
+            // Self-play may search in bf16; training stays in f32.
+            let mut evaluator = CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
             let player = format!("self-play:gen-{:06}", generation - 1);
             let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, seed, &player, &|done| observer.game_finished(done));
             replay::write_chunk(&self.dir.join("replay"), generation, &output.samples, &config.rules)?;
@@ -362,9 +363,9 @@ impl Run {
             let steps = config.training.steps_per_generation.min(reuse_cap.max(1));
             let learning_rate = config.training.learning_rate_at(generation);
             observer.training_started(generation, steps);
-            let network = evaluator.inner_mut();
+            drop(evaluator);
             let mut rng = StdRng::seed_from_u64(seed ^ 0x0074_7261_696e);
-            let stats = train::train(network, &mut optimizer, learning_rate, &buffer, window, steps, &config.training, &mut rng, &|s| observer.training_step(s));
+            let stats = train::train(&network, &mut optimizer, learning_rate, &buffer, window, steps, &config.training, &mut rng, &|s| observer.training_step(s));
             network.save(&checkpoint_path(&self.dir, generation), &checkpoint_metadata(&config, generation))?;
             optimizer.save(&optimizer_path(&self.dir, generation))?;
 

@@ -13,7 +13,7 @@
 use crate::encode::{policy_planes, Inputs};
 use serde::{Deserialize, Serialize};
 use tch::nn::{self, ModuleT};
-use tch::{Kind, Tensor};
+use tch::Tensor;
 
 /// The shape of a network. Stored inside every checkpoint.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,7 +121,7 @@ impl ConvBn {
 
 /// Channel means and maxima over the board: [B, C, H, W] -> [B, 2C].
 fn global_pool(xs: &Tensor) -> Tensor {
-    let mean = xs.mean_dim([2i64, 3].as_slice(), false, Kind::Float);
+    let mean = xs.mean_dim([2i64, 3].as_slice(), false, xs.kind());
     let max = xs.amax([2i64, 3].as_slice(), false);
     Tensor::cat(&[mean, max], 1)
 }

@@ -14,7 +14,7 @@ pub mod rollout;
 
 use crate::game::{Move, Position};
 use crate::mcts::SearchConfig;
-use crate::nn::{DeviceChoice, NetError};
+use crate::nn::{DeviceChoice, NetError, Precision};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
@@ -136,6 +136,8 @@ pub struct PlayerSpec {
     pub forced_results: Option<bool>,
     /// What a draw is worth to a net's search, in [-1, 1] (default 0; see `SearchConfig`).
     pub draw_value: Option<f32>,
+    /// The number format a net searches in (default auto; see [`Precision`]).
+    pub precision: Option<Precision>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -191,7 +193,15 @@ impl FromStr for PlayerSpec {
                     })
                 }
                 "draw" => spec.draw_value = Some(value.parse().ok().filter(|d: &f32| (-1.0..=1.0).contains(d)).ok_or_else(|| bad("needs a number in [-1, 1]"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw)")),
+                "precision" => {
+                    spec.precision = Some(match value {
+                        "f32" => Precision::F32,
+                        "bf16" => Precision::Bf16,
+                        "auto" => Precision::Auto,
+                        _ => return Err(bad("needs f32, bf16 or auto")),
+                    })
+                }
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision)")),
             }
         }
         Ok(spec)
@@ -220,7 +230,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -231,7 +241,10 @@ impl PlayerSpec {
             PlayerKind::Greedy => Box::new(greedy::GreedyPlayer::new(seed)),
             PlayerKind::AlphaBeta => Box::new(alphabeta::AlphaBetaPlayer::new(limit.or(alphabeta::DEFAULT_LIMIT), seed)),
             PlayerKind::MctsRollout => Box::new(rollout::RolloutPlayer::new(limit.or(rollout::DEFAULT_LIMIT), self.c_puct, seed)),
-            PlayerKind::Net(path) => Box::new(NetPlayer::load(path, device.resolve()?, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?),
+            PlayerKind::Net(path) => {
+                let precision = self.precision.unwrap_or_default();
+                Box::new(NetPlayer::load(path, device.resolve()?, precision, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?)
+            }
         })
     }
 

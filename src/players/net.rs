@@ -5,7 +5,7 @@ use super::{Decision, Limit, Player, PlayerError};
 use crate::evaluator::{CachedEvaluator, Evaluator};
 use crate::game::Position;
 use crate::mcts::{Search, SearchConfig};
-use crate::nn::Network;
+use crate::nn::{Network, Precision};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::path::Path;
@@ -32,8 +32,8 @@ impl NetPlayer {
         NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, rng: StdRng::seed_from_u64(seed) }
     }
 
-    pub fn load(path: &Path, device: tch::Device, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
-        let (network, _) = Network::load(path, device)?;
+    pub fn load(path: &Path, device: tch::Device, precision: Precision, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
+        let network = Network::load(path, device)?.0.into_inference(precision);
         let name = format!("net:{}", path.display());
         Ok(NetPlayer::new(network, name, limit, search_config, seed))
     }
