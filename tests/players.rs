@@ -9,7 +9,8 @@ use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options};
 use epaminondas::players::greedy::GreedyPlayer;
 use epaminondas::players::heuristic::{move_facts, Weights};
 use epaminondas::players::rollout::RolloutPlayer;
-use epaminondas::players::{alphabeta, Decision, Limit, Player, RandomPlayer};
+use epaminondas::nn::DeviceChoice;
+use epaminondas::players::{alphabeta, Decision, Limit, Player, PlayerSpec, RandomPlayer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::time::{Duration, Instant};
@@ -249,6 +250,16 @@ fn limits_are_respected() {
         assert!(spent < Duration::from_millis(600), "{}: 0.2 s took {spent:?}", player.name());
         assert_sound(&midgame, &decision);
     }
+    // A net player on a clock reads it after every network call (8 leaves): 10 ms is a few
+    // calls of the medium agent, not a chunk of simulations. (Counted, not timed: the first
+    // passes of a network are slow, so it is warmed up on another position first.)
+    let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/models/medium-contempt-gen25.safetensors");
+    let mut net = format!("net:{agent}:precision=f32").parse::<PlayerSpec>().unwrap().build(DeviceChoice::Cpu, 1).unwrap();
+    let brief = Limit { time: Some(Duration::from_millis(10)), ..Limit::default() };
+    net.choose(&Position::standard(), brief);
+    let decision = net.choose(&midgame, brief);
+    assert!(decision.nodes < 40, "10 ms took {} simulations", decision.nodes);
+    assert_sound(&midgame, &decision);
     // A node limit stops alpha-beta after the first iteration and rollout exactly.
     let decision = AlphaBetaPlayer::new(depth(64), 1).choose(&Position::standard(), Limit { nodes: Some(5_000), ..Limit::default() });
     assert!(decision.nodes <= 5_000 && decision.depth >= Some(2), "{} nodes, depth {:?}", decision.nodes, decision.depth);
