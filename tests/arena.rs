@@ -137,6 +137,11 @@ fn matches_pair_openings_and_reproduce() {
         let replayed = epaminondas::game::GameRecord::parse_all(&text).unwrap();
         assert_eq!(replayed[0].moves, game.record.moves);
     }
+    // Records name the players by their specs, options included.
+    let quick: PlayerSpec = "mcts-rollout:sims=20".parse().unwrap();
+    let named = play_match(&quick, &random, DeviceChoice::Cpu, &settings(2, 1), &|_, _| {}).unwrap();
+    let names: Vec<(&str, &str)> = named.games.iter().map(|g| (g.record.white.as_str(), g.record.black.as_str())).collect();
+    assert_eq!(names, [("mcts-rollout:sims=20", "random"), ("random", "mcts-rollout:sims=20")]);
 }
 
 #[test]

@@ -148,11 +148,14 @@ pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings
                     player_b.new_game(game_seed ^ 0x5555);
                     let opening = random_opening(settings.rules, settings.opening_plies, settings.seed ^ (index as u64 / 2).wrapping_mul(0xD1B5_4A32_D192_ED03));
                     let a_is_white = index % 2 == 0;
-                    let record = if a_is_white {
-                        play_game(player_a.as_mut(), player_b.as_mut(), settings.rules, &opening, settings.limit)
+                    let (mut record, white, black) = if a_is_white {
+                        (play_game(player_a.as_mut(), player_b.as_mut(), settings.rules, &opening, settings.limit), a, b)
                     } else {
-                        play_game(player_b.as_mut(), player_a.as_mut(), settings.rules, &opening, settings.limit)
+                        (play_game(player_b.as_mut(), player_a.as_mut(), settings.rules, &opening, settings.limit), b, a)
                     };
+                    // Named by their specs, options included, so that two players of one network
+                    // (`precision=f32` against `precision=bf16`, say) stay apart in the records.
+                    (record.white, record.black) = (white.text.clone(), black.text.clone());
                     let record = record.with_tag("Round", index + 1).with_tag("OpeningPlies", opening.len()).with_tag("Seed", settings.seed);
                     let a_score = if a_is_white { white_score(&record) } else { 1.0 - white_score(&record) };
                     if sender.send(Ok(GameResult { index, a_is_white, a_score, record })).is_err() {
