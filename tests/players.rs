@@ -5,11 +5,11 @@
 mod common;
 
 use epaminondas::game::{Color, Move, Position, Rules, Status};
+use epaminondas::nn::DeviceChoice;
 use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options};
 use epaminondas::players::greedy::GreedyPlayer;
 use epaminondas::players::heuristic::{move_facts, Weights};
 use epaminondas::players::rollout::RolloutPlayer;
-use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{alphabeta, Decision, Limit, Player, PlayerSpec, RandomPlayer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
