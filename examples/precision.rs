@@ -3,27 +3,11 @@
 //! `cargo run --release --example precision -- AGENT.safetensors [THREADS]`
 //! (pin it with `taskset -c 0` for the one-core figure a match player gets).
 
-use epaminondas::game::{Position, Status};
+use epaminondas::bench::sample_positions;
+use epaminondas::game::{Position, Rules};
 use epaminondas::nn::{configure_threads, encode_batch, Network, Precision};
-use rand::rngs::StdRng;
-use rand::seq::IndexedRandom;
-use rand::SeedableRng;
 use std::time::Instant;
 use tch::{Kind, Tensor};
-
-/// Positions from random games, as `batch_shapes` uses.
-fn sample_positions(count: usize) -> Vec<Position> {
-    let mut rng = StdRng::seed_from_u64(1);
-    let mut positions = Vec::new();
-    while positions.len() < count {
-        let mut p = Position::standard();
-        while p.status() == Status::Ongoing && positions.len() < count {
-            positions.push(p);
-            p = p.play_unchecked(*p.legal_moves().choose(&mut rng).unwrap());
-        }
-    }
-    positions
-}
 
 /// Forward passes per second at `batch` over two seconds.
 fn evals_per_second(network: &Network, inputs: &Tensor, batch: i64) -> f64 {
@@ -46,7 +30,7 @@ fn main() {
     configure_threads(args.get(2).and_then(|t| t.parse().ok()).unwrap_or(1));
     let (f32_net, _) = Network::load(std::path::Path::new(path), tch::Device::Cpu).unwrap();
     let bf16_net = f32_net.inference_copy(Precision::Bf16).unwrap();
-    let positions = sample_positions(256);
+    let positions = sample_positions(Rules::default(), 256, 1);
     let refs: Vec<&Position> = positions.iter().collect();
     let planes = f32_net.config.input_planes() as i64;
     let inputs = Tensor::from_slice(&encode_batch(&refs, f32_net.config.inputs())).view([256, planes, 12, 14]);

@@ -53,7 +53,7 @@ fn rate(seconds: f64, mut f: impl FnMut()) -> f64 {
 }
 
 /// Positions from random games: realistic piece counts for the network and search to chew on.
-fn sample_positions(rules: game::Rules, count: usize, seed: u64) -> Vec<Position> {
+pub fn sample_positions(rules: game::Rules, count: usize, seed: u64) -> Vec<Position> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut positions = Vec::with_capacity(count);
     while positions.len() < count {
@@ -121,15 +121,15 @@ pub fn network_rows(network: &mut Network, rules: game::Rules, batches: &[usize]
 pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usize, seconds: f64) -> Result<Vec<BenchRow>, NetError> {
     let mut rows = Vec::new();
     let batch = config.selfplay.parallel_games * config.selfplay.leaves_per_game;
-    let mut reference = network.inference_copy(config.run.precision)?;
+    let mut inference = network.inference_copy(config.run.precision)?;
     let positions = sample_positions(config.rules, batch, 2);
     let requests: Vec<EvalRequest> = positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
     let network_rate = batch as f64 * rate(seconds, || {
-        let _ = reference.evaluate(&requests);
+        let _ = inference.evaluate(&requests);
     });
 
     let selfplay_config = crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
-    let mut evaluator = CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
+    let mut evaluator = CachedEvaluator::new(inference, 200_000);
     let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &selfplay_config, 1, "bench", &|_| {});
     let stats = output.stats;
     let sims = stats.simulations as f64 / stats.seconds;

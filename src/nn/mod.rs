@@ -48,7 +48,7 @@ pub enum Precision {
     /// 98% of positions.
     Bf16,
     /// bf16 on a CPU with bf16 instructions (AVX512-BF16, and AMX on the newer Xeons), where
-    /// oneDNN runs the shipped agents 1.8-2.7 times faster than f32 at batch 8 and 2.7-3.6
+    /// oneDNN runs the shipped agents 1.9-2.7 times faster than f32 at batch 8 and 2.8-3.7
     /// times at batch 64 (`examples/precision.rs`); f32 anywhere else. On CUDA it is f32 for
     /// now: bf16 there has not been measured.
     #[default]
