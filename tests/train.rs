@@ -252,19 +252,30 @@ fn optimizer_state_survives_a_save_and_load() {
 /// A network copied into bf16 for search evaluates as its f32 original does, within bf16's
 /// rounding; the original stays f32 and unchanged (it goes on training); and a bf16 network
 /// saves in f32, the rounded weights exactly.
-#[test]
-fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
-    use epaminondas::evaluator::{EvalRequest, Evaluator};
-    use epaminondas::nn::Precision;
+/// The medium agent, loaded in f32 on the CPU.
+fn medium_agent() -> Network {
     let agent = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/medium-contempt-gen25.safetensors"));
-    let (mut network, _) = Network::load(agent, tch::Device::Cpu).unwrap();
+    Network::load(agent, tch::Device::Cpu).unwrap().0
+}
+
+/// Evaluation requests for the positions of one game, 24 plies from the start.
+fn positions_of_a_game() -> Vec<epaminondas::evaluator::EvalRequest> {
     let mut position = Position::standard();
     let mut requests = Vec::new();
     for ply in 0..24 {
         let moves = position.legal_moves();
-        requests.push(EvalRequest { position, moves: moves.clone() });
+        requests.push(epaminondas::evaluator::EvalRequest { position, moves: moves.clone() });
         position = position.play_unchecked(moves[(ply * 7) % moves.len()]);
     }
+    requests
+}
+
+#[test]
+fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
+    use epaminondas::evaluator::Evaluator;
+    use epaminondas::nn::Precision;
+    let mut network = medium_agent();
+    let requests = positions_of_a_game();
     let before = network.evaluate(&requests);
     let mut copy = network.inference_copy(Precision::Bf16).unwrap();
     assert_eq!((network.kind(), copy.kind()), (tch::Kind::Float, tch::Kind::BFloat16));
@@ -292,6 +303,42 @@ fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
         assert!(tensor.equal(&copied[&name].to_kind(tch::Kind::Float)), "{name} was not saved as its bf16 value");
     }
     assert_eq!(copy.try_clone().unwrap().kind(), tch::Kind::BFloat16);
+}
+
+/// An f32 copy for search on the CPU stores its convolution weights channels-last (faster to
+/// evaluate there) and still computes what its network does, saves the usual layout, and keeps
+/// its layout when cloned.
+#[test]
+fn an_f32_copy_for_search_is_laid_out_channels_last() {
+    use epaminondas::evaluator::Evaluator;
+    use epaminondas::nn::Precision;
+    // The convolutions (4-d weights reading more than one channel) and whether they are all
+    // channels-last: the channel dimension has stride 1.
+    let channels_last = |network: &Network| {
+        let convolutions: Vec<tch::Tensor> = network.vs.variables().into_values().filter(|v| v.dim() == 4 && v.size()[1] > 1).collect();
+        assert!(convolutions.len() > 10, "the medium network has more convolutions than {}", convolutions.len());
+        convolutions.iter().all(|v| v.stride()[1] == 1)
+    };
+    let mut network = medium_agent();
+    let requests = positions_of_a_game();
+    let mut copy = network.inference_copy(Precision::F32).unwrap();
+    assert_eq!(copy.kind(), tch::Kind::Float);
+    assert!(channels_last(&copy) && !channels_last(&network));
+    for (usual, searching) in network.evaluate(&requests).iter().zip(&copy.evaluate(&requests)) {
+        let prior_gap = usual.priors.iter().zip(&searching.priors).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(prior_gap < 1e-4 && (usual.value - searching.value).abs() < 1e-4, "a prior moved by {prior_gap}, the value by {}", usual.value - searching.value);
+    }
+    assert!(channels_last(&copy.try_clone().unwrap()));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("searching.safetensors");
+    copy.save(&path, &Default::default()).unwrap();
+    let (saved, _) = Network::load(&path, tch::Device::Cpu).unwrap();
+    let usual = network.vs.variables();
+    for (name, tensor) in saved.vs.variables() {
+        assert!(tensor.equal(&usual[&name]), "{name} was saved with other values");
+    }
+    assert!(!channels_last(&saved));
 }
 
 /// Every shipped config loads and validates, names the board it is for, and comes back
