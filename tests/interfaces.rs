@@ -213,8 +213,14 @@ fn exported_agents_carry_their_rules_and_training() {
     let run = dir.path().join("run");
     let binary = env!("CARGO_BIN_EXE_epaminondas");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
-    let status = Command::new(binary).args(["train", "--config", config, "--generations", "1", "--run"]).arg(&run).stdout(Stdio::null()).status().unwrap();
-    assert!(status.success());
+    let output = Command::new(binary).args(["train", "--config", config, "--generations", "1", "--run"]).arg(&run).output().unwrap();
+    assert!(output.status.success());
+    // stderr is a pipe here, so the progress bars give way to plain lines, one per tenth of
+    // the way (here every game or step, as there are fewer than ten).
+    let log = String::from_utf8_lossy(&output.stderr);
+    for line in ["gen 1 self-play: 1/4 after", "gen 1 self-play: 4/4 after", "gen 1 training: 3/3 after", "gen 1 rating: 4/4 after"] {
+        assert!(log.contains(line), "no '{line}' in the log:\n{log}");
+    }
     // As an older version saved it: f32 options widened to f64 digits.
     let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(saved.contains("reduction = 0.2\n"), "{saved}");

@@ -130,8 +130,8 @@ impl RecordSink {
     }
 }
 
-fn progress(games: usize) -> indicatif::ProgressBar {
-    super::progress_bar(games, "{msg} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}")
+fn progress(games: usize) -> super::LoggedBar {
+    super::LoggedBar::new(games, "{msg} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}")
 }
 
 fn parse_sprt(text: &str, alpha: f64, beta: f64) -> anyhow::Result<Sprt> {

@@ -11,6 +11,7 @@ mod train;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::cell::Cell;
 use std::io::IsTerminal;
 
 #[derive(Parser, Debug)]
@@ -84,12 +85,51 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// A progress bar on stderr, hidden when stderr is not a terminal (logs stay clean).
-pub fn progress_bar(length: usize, template: &str) -> ProgressBar {
-    let bar = ProgressBar::new(length as u64);
-    if !std::io::stderr().is_terminal() {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
+/// Progress on stderr: a bar on a terminal. Where stderr is not one (a log file, CI) the bar is
+/// hidden, as its redraws would fill the log, and a plain line is written at every tenth of the
+/// way instead, so that the log of a long job (a generation of a large network on a CPU takes
+/// half an hour) still shows it advancing.
+pub struct LoggedBar {
+    bar: ProgressBar,
+    /// The tenths of the way already logged.
+    tenths_logged: Cell<u64>,
+}
+
+impl LoggedBar {
+    /// A bar of `length` steps drawn with the indicatif `template`.
+    pub fn new(length: usize, template: &str) -> LoggedBar {
+        let bar = ProgressBar::new(length as u64);
+        if !std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+        }
+        bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
+        LoggedBar { bar, tenths_logged: Cell::new(0) }
     }
-    bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
-    bar
+
+    pub fn set_message(&self, message: String) {
+        self.bar.set_message(message);
+    }
+
+    pub fn set_position(&self, position: usize) {
+        self.bar.set_position(position as u64);
+        self.log_if_due();
+    }
+
+    pub fn inc(&self, steps: u64) {
+        self.bar.inc(steps);
+        self.log_if_due();
+    }
+
+    pub fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    fn log_if_due(&self) {
+        let (position, length) = (self.bar.position(), self.bar.length().unwrap_or(0).max(1));
+        let tenths = (position * 10 / length).min(10);
+        if self.bar.is_hidden() && tenths > self.tenths_logged.get() {
+            self.tenths_logged.set(tenths);
+            eprintln!("{}: {position}/{length} after {}", self.bar.message(), indicatif::HumanDuration(self.bar.elapsed()));
+        }
+    }
 }

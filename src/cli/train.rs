@@ -1,11 +1,11 @@
 //! `train`: creates or resumes a run directory and trains, with progress bars on a terminal
-//! and one summary line per generation.
+//! (plain lines elsewhere) and one summary line per generation.
 
+use super::LoggedBar;
 use crate::coach::{MetricsRow, Observer, Pretraining, Run};
 use crate::config::Config;
 use crate::nn::{DeviceChoice, Precision};
 use clap::Args;
-use indicatif::ProgressBar;
 use std::cell::RefCell;
 use std::path::PathBuf;
 
@@ -42,14 +42,14 @@ pub struct TrainArgs {
 
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
 struct Progress {
-    bar: RefCell<Option<ProgressBar>>,
+    bar: RefCell<Option<LoggedBar>>,
     /// The run, whose picture is redrawn whenever a new rating arrives.
     run: PathBuf,
 }
 
 impl Progress {
     fn start(&self, length: usize, label: String) {
-        let bar = super::progress_bar(length, "{msg:>22} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}");
+        let bar = LoggedBar::new(length, "{msg:>22} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}");
         bar.set_message(label);
         if let Some(old) = self.bar.replace(Some(bar)) {
             old.finish_and_clear();
@@ -58,7 +58,7 @@ impl Progress {
 
     fn set(&self, position: usize) {
         if let Some(bar) = self.bar.borrow().as_ref() {
-            bar.set_position(position as u64);
+            bar.set_position(position);
         }
     }
 }
