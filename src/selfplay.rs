@@ -57,6 +57,10 @@ impl Game {
         let opening_plies = rng.random_range(0..=config.random_opening_plies);
         let mut game = Game { search: Search::new(start, search_config.clone()), rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, plies_since_capture: 0, simulations: 0 };
         game.pick_search_kind(config);
+        // The random opening at once (up to the first search), so that a game is a function of
+        // its seed alone. A game that replaced a finished one mid-round used to search the start
+        // position for a round first, drawing from its generator before its opening moves.
+        game.advance(config);
         game
     }
 
@@ -169,62 +173,85 @@ pub fn target_result(record: &GameRecord, capped_games: CappedGames) -> RecordRe
     }
 }
 
-/// Plays `config.games_per_generation` games with `evaluator` guiding every search.
-/// `seed` fixes every game's randomness; `on_game` is told how many games are done.
-pub fn play_games(
+/// A finished self-play game: its index in the generation (which fixes its seed), its record
+/// and its training samples.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FinishedGame {
+    pub index: usize,
+    pub record: GameRecord,
+    pub samples: Vec<Sample>,
+}
+
+impl SelfPlayOutput {
+    /// Counts `game` in, except for its search simulations (unknown for a game resumed from
+    /// disk, and not this invocation's work).
+    fn add(&mut self, game: FinishedGame) {
+        self.stats.plies += game.record.moves.len();
+        match game.record.result {
+            RecordResult::WhiteWins => self.stats.white_wins += 1,
+            RecordResult::BlackWins => self.stats.black_wins += 1,
+            _ => self.stats.draws += 1,
+        }
+        self.records.push(game.record);
+        self.samples.extend(game.samples);
+        self.stats.games += 1;
+    }
+}
+
+/// Plays `config.games_per_generation` games with `evaluator` guiding every search. `seed`
+/// fixes every game's randomness, by its index. `resumed` holds games of this generation that
+/// an interrupted invocation finished: they count in the output and are not played again.
+/// `on_game` is given every game as it finishes, with the number done so far; an error from it
+/// stops the generation and is returned.
+#[allow(clippy::too_many_arguments)]
+pub fn play_games<E>(
     evaluator: &mut dyn Evaluator,
     rules: Rules,
     search: &SearchConfig,
     config: &SelfPlayConfig,
     seed: u64,
     player_name: &str,
-    on_game: &dyn Fn(usize),
-) -> SelfPlayOutput {
+    resumed: Vec<FinishedGame>,
+    on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
+) -> Result<SelfPlayOutput, E> {
     let started_at = Instant::now();
     let total = config.games_per_generation;
-    let new_game = |index: usize| Game::new(rules, search, config, seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut games: Vec<Game> = (0..config.parallel_games.min(total)).map(new_game).collect();
-    let mut started = games.len();
+    let done: std::collections::BTreeSet<usize> = resumed.iter().map(|game| game.index).collect();
     let mut output = SelfPlayOutput::default();
+    for game in resumed {
+        output.add(game);
+    }
+    let mut to_play = (0..total).filter(|index| !done.contains(index));
+    let new_game = |index: usize| (index, Game::new(rules, search, config, seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+    let mut games: Vec<(usize, Game)> = to_play.by_ref().take(config.parallel_games).map(new_game).collect();
     while !games.is_empty() {
-        let finished: Vec<bool> = games.par_iter_mut().map(|g| g.advance(config)).collect();
+        let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
         // Replace finished games (in place, so the batch stays full).
         for i in (0..games.len()).rev() {
             if !finished[i] {
                 continue;
             }
-            let game = if started < total {
-                started += 1;
-                let mut fresh = new_game(started - 1);
-                std::mem::swap(&mut games[i], &mut fresh);
-                fresh
-            } else {
-                games.swap_remove(i)
+            let (index, game) = match to_play.next() {
+                Some(next) => std::mem::replace(&mut games[i], new_game(next)),
+                None => games.swap_remove(i),
             };
             output.stats.simulations += game.simulations;
             let (record, samples) = game.finish(player_name, player_name, config);
-            output.stats.plies += record.moves.len();
-            match record.result {
-                RecordResult::WhiteWins => output.stats.white_wins += 1,
-                RecordResult::BlackWins => output.stats.black_wins += 1,
-                _ => output.stats.draws += 1,
-            }
-            output.records.push(record);
-            output.samples.extend(samples);
-            output.stats.games += 1;
-            on_game(output.stats.games);
+            let game = FinishedGame { index, record, samples };
+            on_game(&game, output.stats.games + 1)?;
+            output.add(game);
         }
-        if games.iter().all(|g| g.over(config)) {
+        if games.iter().all(|(_, g)| g.over(config)) {
             continue; // fresh games may need advancing before they can search
         }
-        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games.par_iter_mut().map(|g| if g.over(config) { Vec::new() } else { g.gather(config.leaves_per_game) }).collect();
+        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games.par_iter_mut().map(|(_, g)| if g.over(config) { Vec::new() } else { g.gather(config.leaves_per_game) }).collect();
         let requests: Vec<EvalRequest> = gathered.iter().flatten().map(|(_, r)| r.clone()).collect();
         if requests.is_empty() {
             continue;
         }
         let mut evaluations = evaluator.evaluate(&requests).into_iter();
         let per_game: Vec<Vec<_>> = gathered.into_iter().map(|leaves| leaves.into_iter().map(|(t, r)| (t, r, evaluations.next().expect("one evaluation per request"))).collect()).collect();
-        games.par_iter_mut().zip(per_game).for_each(|(game, leaves)| {
+        games.par_iter_mut().zip(per_game).for_each(|((_, game), leaves)| {
             for (token, request, evaluation) in leaves {
                 let Game { search, rng, .. } = game;
                 search.apply(token, request, evaluation, rng);
@@ -232,5 +259,5 @@ pub fn play_games(
         });
     }
     output.stats.seconds = started_at.elapsed().as_secs_f64();
-    output
+    Ok(output)
 }

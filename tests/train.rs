@@ -97,6 +97,105 @@ fn killed_run_resumes() {
     assert_eq!(metrics_generations(&run_dir), (1..=done + 1).collect::<Vec<_>>(), "exactly one more row");
 }
 
+/// Kill the real program in the middle of a generation's self-play, then resume: the games it
+/// finished are kept, the rest are played, and the generation has all its games.
+#[test]
+fn a_generation_killed_in_self_play_keeps_its_finished_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let config = dir.path().join("config.toml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")).unwrap();
+    let text = text.replace("games_per_generation = 4", "games_per_generation = 60").replace("parallel_games = 3", "parallel_games = 2");
+    std::fs::write(&config, text).unwrap();
+    let binary = env!("CARGO_BIN_EXE_epaminondas");
+    let journal = run_dir.join("selfplay/gen-000001");
+    let saved_records = || -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&journal) else { return Vec::new() };
+        let mut paths: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("game-") && p.extension().unwrap() == "txt").collect();
+        paths.sort();
+        paths.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
+    };
+    let mut child = Command::new(binary).args(["train", "--config"]).arg(&config).arg("--run").arg(&run_dir).args(["--generations", "1"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while saved_records().len() < 3 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(Run::open(&run_dir, None).unwrap().state.generation, 0, "the generation was still in progress");
+    let saved = saved_records();
+    assert!((3..60).contains(&saved.len()), "{} games saved", saved.len());
+
+    let output = Command::new(binary).args(["train", "--run"]).arg(&run_dir).args(["--generations", "1"]).output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{log}");
+    assert!(log.contains(&format!("generation 1: {} games were finished before the stop", saved.len())), "{log}");
+    let games = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap()).unwrap();
+    assert_eq!(games.len(), 60);
+    let kept: Vec<String> = games.iter().map(|g| g.to_string()).collect();
+    for record in &saved {
+        assert!(kept.contains(record), "a game finished before the kill is missing:\n{record}");
+    }
+    let row = &epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), u32::MAX).unwrap()[0];
+    assert_eq!((row.generation, row.games, row.total_games), (1, 60, 60));
+    assert!(!journal.exists(), "the journal goes once the generation is committed");
+}
+
+/// Self-play given the finished games of an interrupted generation plays only the others,
+/// each exactly as it would have been played (a game's seed is fixed by its index), and counts
+/// all of them. The journal saves and reads back games whole, refuses a damaged one by name,
+/// and a journal of another generation is cleared.
+#[test]
+fn self_play_resumes_a_generation_from_its_journal() {
+    use epaminondas::coach::journal::Journal;
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::selfplay::{play_games, FinishedGame};
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 6;
+    let play = |resumed: Vec<FinishedGame>| {
+        let mut finished = Vec::new();
+        let Ok(output) = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 5, "test", resumed, &mut |game, done| {
+            finished.push((game.clone(), done));
+            Ok::<(), std::convert::Infallible>(())
+        });
+        (output, finished)
+    };
+    let (whole, finished) = play(Vec::new());
+    assert_eq!(finished.iter().map(|(_, done)| *done).collect::<Vec<_>>(), (1..=6).collect::<Vec<_>>());
+    let mut indices: Vec<usize> = finished.iter().map(|(game, _)| game.index).collect();
+    indices.sort();
+    assert_eq!(indices, (0..6).collect::<Vec<_>>());
+
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(dir.path(), 1, config.rules).unwrap();
+    let first: Vec<FinishedGame> = finished[..3].iter().map(|(game, _)| game.clone()).collect();
+    for game in &first {
+        journal.save(game).unwrap();
+    }
+    let mut expected = first.clone();
+    expected.sort_by_key(|game| game.index);
+    let saved = journal.finished_games().unwrap();
+    assert_eq!(saved, expected);
+
+    let (resumed, replayed) = play(saved);
+    assert_eq!(replayed.iter().map(|(_, done)| *done).collect::<Vec<_>>(), vec![4, 5, 6], "counted on from the saved games");
+    for (game, _) in &replayed {
+        assert!(!first.iter().any(|saved| saved.index == game.index), "game {} was played again", game.index);
+        let original = &finished.iter().find(|(other, _)| other.index == game.index).unwrap().0;
+        assert_eq!(game, original, "game {} was played differently", game.index);
+    }
+    let s = (resumed.stats, whole.stats);
+    assert_eq!((s.0.games, s.0.plies, s.0.white_wins, s.0.black_wins, s.0.draws), (s.1.games, s.1.plies, s.1.white_wins, s.1.black_wins, s.1.draws));
+    assert_eq!((resumed.records.len(), resumed.samples.len()), (whole.records.len(), whole.samples.len()));
+
+    let samples = dir.path().join(format!("selfplay/gen-000001/game-{:06}.bin", expected[0].index));
+    std::fs::remove_file(&samples).unwrap();
+    let error = journal.finished_games().unwrap_err().to_string();
+    assert!(error.contains(&samples.display().to_string()), "{error}");
+    Journal::open(dir.path(), 2, config.rules).unwrap();
+    assert!(!dir.path().join("selfplay/gen-000001").exists(), "another generation's journal is cleared");
+}
+
 fn metrics_generations_safe(dir: &Path) -> usize {
     epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).map(|r| r.len()).unwrap_or(0)
 }
@@ -478,7 +577,7 @@ fn self_play_stops_games_that_stall() {
     config.selfplay.games_per_generation = 8;
     config.selfplay.stall_plies = Some(12);
     config.selfplay.capped_games = CappedGames::Material;
-    let output = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 3, "test", &|_| {});
+    let Ok(output) = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 3, "test", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(()));
     assert_eq!(output.records.len(), 8);
     let mut stopped = 0;
     for record in &output.records {

@@ -1,7 +1,9 @@
 //! The training loop and its run directory. Self-play, training and checkpoints alternate in
 //! generations; `state.json` is written last in each generation and is the commit point, so a
-//! run killed at any moment resumes from the last finished generation and loses only the one in
-//! progress. Progress is reported through [`Observer`], so no terminal code lives here.
+//! run killed at any moment resumes from the last finished generation. The generation in
+//! progress keeps the self-play games it finished (see [`journal`]) and loses only its games
+//! under way and its training. Progress is reported through [`Observer`], so no terminal code
+//! lives here.
 //!
 //! ```text
 //! RUN/config.toml            the resolved config (what a resume runs with)
@@ -13,11 +15,13 @@
 //! RUN/replay/gen-N.bin       generation N's training samples (gen-000000: the samples a
 //!                            pretrained run's first network learned from)
 //! RUN/games/gen-N.txt        generation N's self-play game records
+//! RUN/selfplay/gen-N/        the games of generation N while it is in progress (see [`journal`])
 //! RUN/ratings/games.csv      every rating game (see [`rating`])
 //! RUN/ratings/ratings.csv    the ratings fitted over them
 //! RUN/ratings/gen-N.txt      generation N's rating game records
 //! ```
 
+pub mod journal;
 pub mod rating;
 
 use crate::config::Config;
@@ -344,12 +348,22 @@ impl Run {
             let generation = self.state.generation + 1;
             let seed = config.run.seed ^ (generation as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
 
+            let journal = journal::Journal::open(&self.dir, generation, config.rules)?;
+            let resumed = journal.finished_games()?;
+            if !resumed.is_empty() {
+                observer.message(&format!("generation {generation}: {} games were finished before the stop; playing the rest", resumed.len()));
+            }
             observer.selfplay_started(generation, config.selfplay.games_per_generation);
+            observer.game_finished(resumed.len());
             // A fresh copy (and cache) each generation: the network trained since the last one.
             // Self-play may search in bf16; training stays in f32.
             let mut evaluator = CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
             let player = format!("self-play:gen-{:06}", generation - 1);
-            let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, seed, &player, &|done| observer.game_finished(done));
+            let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, seed, &player, resumed, &mut |game, done| -> Result<(), RunError> {
+                journal.save(game)?;
+                observer.game_finished(done);
+                Ok(())
+            })?;
             replay::write_chunk(&self.dir.join("replay"), generation, &output.samples, &config.rules)?;
             let games_text: String = output.records.iter().map(|r| format!("{r}\n")).collect();
             write_file(&self.dir.join("games").join(format!("gen-{generation:06}.txt")), games_text.as_bytes())?;
@@ -406,6 +420,7 @@ impl Run {
             self.metrics.push(row);
             write_metrics(&self.dir.join("metrics.csv"), &self.metrics)?;
             self.write_state()?; // the commit point
+            journal.remove()?;
             // Only the newest optimiser state is kept; the previous one is dead once committed.
             let _ = std::fs::remove_file(optimizer_path(&self.dir, generation - 1));
             self.rate_if_due(observer)?;

@@ -1,0 +1,80 @@
+//! The games of the generation in progress, each saved as it finishes, so that a run stopped
+//! in the middle of a generation (Ctrl-C, a crash) resumes with them and plays only the rest.
+//! A generation of a large network on a CPU takes half an hour; without this a stop lost it.
+//!
+//! ```text
+//! RUN/selfplay/gen-N/game-I.bin   game I's training samples (the replay chunk format)
+//! RUN/selfplay/gen-N/game-I.txt   game I's record, written after its samples
+//! ```
+//!
+//! Each file is written atomically, samples first, so a game whose record is there is whole.
+//! The folder is removed once the generation is committed.
+
+use super::{io, write_file, RunError};
+use crate::game::{GameRecord, Rules};
+use crate::replay::{decode_chunk, encode_chunk};
+use crate::selfplay::FinishedGame;
+use std::path::{Path, PathBuf};
+
+/// The saved games of one generation.
+pub struct Journal {
+    dir: PathBuf,
+    rules: Rules,
+}
+
+impl Journal {
+    /// The journal of `generation` in the run at `run_dir`. Journals of other generations are
+    /// removed: they belong to generations already committed (their removal was interrupted).
+    pub fn open(run_dir: &Path, generation: u32, rules: Rules) -> Result<Journal, RunError> {
+        let parent = run_dir.join("selfplay");
+        let dir = parent.join(format!("gen-{generation:06}"));
+        if let Ok(entries) = std::fs::read_dir(&parent) {
+            for stale in entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|path| *path != dir) {
+                std::fs::remove_dir_all(&stale).map_err(io(&stale))?;
+            }
+        }
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        Ok(Journal { dir, rules })
+    }
+
+    fn path(&self, index: usize, extension: &str) -> PathBuf {
+        self.dir.join(format!("game-{index:06}.{extension}"))
+    }
+
+    /// Saves a finished game.
+    pub fn save(&self, game: &FinishedGame) -> Result<(), RunError> {
+        write_file(&self.path(game.index, "bin"), &encode_chunk(&game.samples, &self.rules))?;
+        write_file(&self.path(game.index, "txt"), game.record.to_string().as_bytes())
+    }
+
+    /// The games saved so far, by index. A record without its samples, or a file that does not
+    /// read back, is an error naming the file: files are written whole, so either means the
+    /// folder was damaged, and playing on would drop or repeat games without saying so.
+    pub fn finished_games(&self) -> Result<Vec<FinishedGame>, RunError> {
+        let mut games = Vec::new();
+        for entry in std::fs::read_dir(&self.dir).map_err(io(&self.dir))? {
+            let path = entry.map_err(io(&self.dir))?.path();
+            let Some(index) = game_index(&path) else { continue };
+            let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+            let record = GameRecord::parse(&text).map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?;
+            let samples_path = self.path(index, "bin");
+            let bytes = std::fs::read(&samples_path).map_err(io(&samples_path))?;
+            let samples = decode_chunk(&bytes, &self.rules, &samples_path)?;
+            games.push(FinishedGame { index, record, samples });
+        }
+        games.sort_by_key(|game| game.index);
+        Ok(games)
+    }
+
+    /// Removes the journal, once its generation is committed.
+    pub fn remove(self) -> Result<(), RunError> {
+        std::fs::remove_dir_all(&self.dir).map_err(io(&self.dir))
+    }
+}
+
+/// The index of a game record file `game-I.txt`; None for any other file (a samples file, or
+/// the temporary file of an atomic write).
+fn game_index(path: &Path) -> Option<usize> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("game-")?.strip_suffix(".txt")?.parse().ok()
+}
