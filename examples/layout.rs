@@ -33,10 +33,6 @@ fn interleaved(a: &mut dyn FnMut(), b: &mut dyn FnMut()) -> (f64, f64) {
     (median(&mut rates_a), median(&mut rates_b))
 }
 
-fn channels_last(tensor: &Tensor) -> Tensor {
-    tensor.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = std::path::Path::new(args.get(1).expect("usage: layout AGENT.safetensors [THREADS]"));
@@ -63,18 +59,12 @@ fn main() {
     }
 
     // Training: forward and backward at batch 256, the default configs' batch.
-    let trained = Network::load(path, tch::Device::Cpu).unwrap().0;
+    let mut trained = Network::load(path, tch::Device::Cpu).unwrap().0;
     let step = |network: &Network, xs: &Tensor| {
         let (policy, value) = network.model.forward_t(xs, true);
         (policy.square().mean(Kind::Float) + value.square().mean(Kind::Float)).backward();
     };
-    tch::no_grad(|| {
-        for (_, mut variable) in trained.vs.variables() {
-            if variable.dim() == 4 {
-                variable.set_data(&channels_last(&variable));
-            }
-        }
-    });
+    trained.lay_out_channels_last();
     let (before, after) = interleaved(&mut || step(&usual, &inputs), &mut || step(&trained, &inputs));
     let (before, after) = (before * 256.0, after * 256.0);
     println!("training at batch 256: {before:.0} samples/s, channels-last {after:.0} ({:.2}x)", after / before);

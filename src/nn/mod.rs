@@ -167,8 +167,9 @@ impl Network {
     /// 1-64 on one core (`examples/layout.rs`). Training gained less and less surely (0.93-1.12
     /// times from run to run), so a network that trains keeps the usual layout; so does bf16,
     /// which has not been measured this way on a CPU with bf16 instructions. Files are written
-    /// in the usual layout.
-    fn lay_out_channels_last(&mut self) {
+    /// in the usual layout. (Public so that `examples/layout.rs` times this very change on a
+    /// network that trains.)
+    pub fn lay_out_channels_last(&mut self) {
         tch::no_grad(|| {
             for (_, mut variable) in self.vs.variables() {
                 if variable.dim() == 4 {
