@@ -133,6 +133,48 @@ fn a_forced_win_below_the_root_is_seen_at_once() {
     assert_eq!(s.summary().value, -1.0, "every Black move is lost");
 }
 
+/// From a game the 8x96 agent lost to greedy (see tests/forced.rs): Black has just taken
+/// White's invader on a12, and White, to move, wins the corner by retaking it with d9xc10.
+const CORNER_RETAKEN: &str = "bbb2bbbbbbbbb/bwb1bbbbbb2b1/2w1b8b/3wb9/14/4b9/14/14/9ww3/7ww3w1/wwwwww3w2ww/wwwww3www1ww w 14";
+/// The ply before: Black to move with White on a12; every capture of it loses the corner.
+const CORNER_INVADED: &str = "wbbb1bbbbbbbbb/bwb1bbbbbb2b1/2w1b8b/3wb9/14/4b9/14/14/9ww3/7ww3w1/wwwwww3w2ww/wwwww3www1ww b 13";
+
+fn search_with(position: Position, forced_results: bool, visits: u32) -> Search {
+    let mut search = Search::new(position, SearchConfig { forced_results, ..SearchConfig::default() });
+    search.run(&mut UniformEvaluator, visits, 1, &mut StdRng::seed_from_u64(5));
+    search
+}
+
+#[test]
+fn a_win_two_moves_ahead_is_taken_from_the_root_at_once() {
+    let p = pos(CORNER_RETAKEN);
+    let retake = p.parse_move("d9xc10").unwrap();
+    let s = search_with(p, true, 2);
+    assert_eq!(s.choose_move(0.0, &mut StdRng::seed_from_u64(1)), Some(retake));
+    assert_eq!(s.summary().value, 1.0);
+    // Without the check, one move among a hundred with a uniform prior is not even visited.
+    let s = search_with(p, false, 2);
+    assert_ne!(s.choose_move(0.0, &mut StdRng::seed_from_u64(1)), Some(retake));
+    assert!(s.summary().value < 1.0);
+}
+
+#[test]
+fn a_position_under_attack_searches_only_its_answers() {
+    let invaded = pos(CORNER_INVADED);
+    let mut answers = invaded.legal_moves();
+    invaded.keep_repairs(&mut answers);
+    assert!(!answers.is_empty() && answers.len() * 10 < invaded.legal_moves().len());
+    // Each answer leads to a win two moves ahead for White, so a visit to each proves the loss.
+    let s = search_with(invaded, true, answers.len() as u32 + 1);
+    let searched: Vec<Move> = s.summary().moves.iter().map(|m| m.0).collect();
+    assert_eq!(searched, answers);
+    assert_eq!(s.summary().value, -1.0);
+    // Without forced results every legal move is searched, and the same budget proves nothing.
+    let s = search_with(invaded, false, answers.len() as u32 + 1);
+    assert_eq!(s.summary().moves.len(), invaded.legal_moves().len());
+    assert!(s.summary().value > -1.0);
+}
+
 #[test]
 fn network_search_invariants() {
     let net_config = NetConfig::named("tiny").unwrap();

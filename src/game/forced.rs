@@ -5,16 +5,23 @@
 //! repairs it. A search that only sees the end of the game needs three plies to notice a run it
 //! cannot stop (the run, any reply, the win); with these facts it needs one. They are exact, so
 //! a tree may treat them as finished games.
+//!
+//! [`Position::forced_in_two`] looks one move further, which is cheap because a race narrows
+//! the game: the attacker only needs the few moves that take the lead, and the defender only
+//! has the few that take it back. It finds the races fought over one corner, where each answer
+//! that captures the invader is met by another phalanx taking the square again.
 
 use super::position::{Color, Move, Position};
 
 /// What the side to move can be sure of before moving.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Forced {
-    /// This move takes the lead on the far rows, and no reply takes it back.
+    /// This move takes the lead on the far rows, and no reply takes it back (from
+    /// [`Position::forced_in_two`]: or every reply that takes it back allows such a win).
     Win(Move),
     /// The opponent leads on the far rows and no move takes the lead back: whatever is played,
-    /// the opponent wins at the start of their turn.
+    /// the opponent wins at the start of their turn (from [`Position::forced_in_two`]: or at
+    /// the start of their next turn, with a win of the first kind).
     Loss,
 }
 
@@ -36,6 +43,53 @@ impl Position {
             return None;
         }
         self.forced_among(moves)
+    }
+
+    /// [`Position::forced_with_moves`], or failing that a result certain two moves ahead: a move
+    /// that takes the lead on the far rows such that every reply taking it back allows a
+    /// [`Forced::Win`], or, for a side under such a lead, answers that each allow one. Costs a
+    /// few move generations per answer, and only in positions where a lead can change hands.
+    pub fn forced_in_two(&self, moves: &[Move]) -> Option<Forced> {
+        if moves.is_empty() || !self.may_be_forced() {
+            return None;
+        }
+        if let Some(forced) = self.forced_among(moves) {
+            return Some(forced);
+        }
+        let us = self.side_to_move();
+        // Whether a reply leaves the replying side lost: it keeps the other side's lead, or it
+        // allows a win one move ahead.
+        let reply_loses = |after: Position| after.side_to_move_has_won() || matches!(after.forced(), Some(Forced::Win(_)));
+        let mut replies = Vec::with_capacity(128);
+        for &mv in moves {
+            let next = self.play_unchecked(mv);
+            if !leads(&next, us) || next.ply_cap_reached() {
+                continue;
+            }
+            next.legal_moves_into(&mut replies);
+            if replies.iter().all(|&reply| reply_loses(next.play_unchecked(reply))) {
+                return Some(Forced::Win(mv));
+            }
+        }
+        let threatened = leads(self, us.opponent());
+        (threatened && moves.iter().all(|&mv| reply_loses(self.play_unchecked(mv)))).then_some(Forced::Loss)
+    }
+
+    /// Drops the moves that lose at once when the opponent leads on the far rows: only a move
+    /// that takes the lead away (capturing an invader, or entering the far row in turn) keeps
+    /// the game going. A search that still lists the others spends a visit on each to learn that
+    /// it loses, which in a small budget is most of the visits of a position under attack. Leaves
+    /// `moves` as they are when there is no lead to answer, or when nothing answers it (the game
+    /// goes on until the opponent's turn: [`Forced::Loss`]).
+    pub fn keep_repairs(&self, moves: &mut Vec<Move>) {
+        let us = self.side_to_move();
+        if self.is_finished_at_start() || self.far_row_count(us.opponent()) <= self.far_row_count(us) {
+            return;
+        }
+        let repairs: Vec<Move> = moves.iter().copied().filter(|&mv| !self.play_unchecked(mv).side_to_move_has_won()).collect();
+        if !repairs.is_empty() {
+            *moves = repairs;
+        }
     }
 
     /// Cheap exit for almost every position: the game goes on, with no lead to defend against,

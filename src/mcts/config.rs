@@ -35,8 +35,10 @@ pub struct SearchConfig {
     pub root_noise: RootNoise,
     /// Default true: keep the subtree of the move played for the next search.
     pub reuse_tree: bool,
-    /// Default true: score positions whose result is certain one move ahead (a far-row lead no
-    /// reply can repair, see [`crate::game::Forced`]) as finished games, below the root.
+    /// Default true: score positions whose result is certain two moves ahead (a far-row lead no
+    /// reply can repair, or one whose every repair allows such a lead, see
+    /// [`crate::game::Position::forced_in_two`]) as finished games, below the root; and under a
+    /// lead, search only the moves that take it away (the others lose at once).
     pub forced_results: bool,
     /// Default 0: what a draw is worth to either side, in [-1, 1]. The search scores a
     /// position as (win - loss) + draw_value * P(draw) for its side to move, so a negative

@@ -80,7 +80,9 @@ struct PendingLeaf {
 /// The result of a search at the root.
 #[derive(Clone, Debug)]
 pub struct RootSummary {
-    /// (move, visits, prior, mean value for the mover) for every legal move, generation order.
+    /// (move, visits, prior, mean value for the mover) for every move searched, in generation
+    /// order: every legal move, except that under a far-row lead only the answers to it (with
+    /// `forced_results`).
     pub moves: Vec<(Move, u32, f32, f32)>,
     /// The root's value for the side to move (network value blended with search).
     pub value: f32,
@@ -99,13 +101,15 @@ pub struct Search {
     pub noise_enabled: bool,
 }
 
-/// A node below the root. With `forced_results`, a result certain one move ahead counts as the
+/// A node below the root. With `forced_results`, a result certain two moves ahead counts as the
 /// end of the game: the search then sees a run it cannot stop one ply after the move that
-/// allows it, instead of three.
+/// allows it, instead of three, and a fight for a corner of the far row (invade, be captured,
+/// invade again) as soon as it begins. A position under attack keeps only the moves that answer
+/// it (see [`new_root`]).
 fn new_node(position: Position, forced_results: bool) -> Node {
-    let mut node = new_root(position);
+    let mut node = new_root(position, forced_results);
     if let (true, NodeState::Unexpanded(moves)) = (forced_results, &node.state) {
-        match position.forced_with_moves(moves) {
+        match position.forced_in_two(moves) {
             Some(Forced::Win(_)) => node.state = NodeState::Terminal(1.0),
             Some(Forced::Loss) => node.state = NodeState::Terminal(-1.0),
             None => {}
@@ -115,17 +119,24 @@ fn new_node(position: Position, forced_results: bool) -> Node {
 }
 
 /// A node for the root, which is terminal only when the game is over: the game goes on from a
-/// forced result, so the root needs its moves.
-fn new_root(position: Position) -> Node {
+/// forced result, so the root needs its moves. With `forced_results`, a side whose opponent
+/// leads on the far rows gets only the moves that take the lead away: the others lose at once,
+/// so they would only cost visits, and the network's prior is shared among the answers. That is
+/// what lets the solver see a race two moves deep (an invasion whose every answer allows a
+/// forced win) with a visit or two per answer instead of one for every legal move.
+fn new_root(position: Position, forced_results: bool) -> Node {
     let state = if position.side_to_move_has_won() {
         NodeState::Terminal(1.0)
     } else if position.ply_cap_reached() {
         NodeState::Terminal(0.0)
     } else {
-        let moves = position.legal_moves();
+        let mut moves = position.legal_moves();
         if moves.is_empty() {
             NodeState::Terminal(-1.0)
         } else {
+            if forced_results {
+                position.keep_repairs(&mut moves);
+            }
             NodeState::Unexpanded(moves)
         }
     };
@@ -135,7 +146,8 @@ fn new_root(position: Position) -> Node {
 impl Search {
     pub fn new(root: Position, config: SearchConfig) -> Search {
         let noise_enabled = !matches!(config.root_noise, RootNoise::None);
-        Search { config, nodes: vec![new_root(root)], edges: Vec::new(), root: 0, pending: Vec::new(), root_noised: false, noise_enabled }
+        let nodes = vec![new_root(root, config.forced_results)];
+        Search { config, nodes, edges: Vec::new(), root: 0, pending: Vec::new(), root_noised: false, noise_enabled }
     }
 
     pub fn root_position(&self) -> &Position {
@@ -315,10 +327,28 @@ impl Search {
         for &e in &path {
             self.edges[e as usize].virtual_visits -= 1;
         }
-        if node == self.root && self.noise_enabled {
-            self.add_root_noise(rng);
+        if node == self.root {
+            if self.noise_enabled {
+                self.add_root_noise(rng);
+            }
+            self.expand_forced_win_at_root(first as usize, &request);
         }
         self.backup(&path, value, draw);
+    }
+
+    /// Nodes below the root find their forced wins when they are made ([`new_node`]); the root
+    /// is made searchable instead, so its forced win, if it has one, gets its child at once. The
+    /// child is a proven loss for the opponent, so selection and the choice of move both go
+    /// there from the first visit, where a search would otherwise have to reach the move by
+    /// its prior, and one prior among a hundred moves may not be reached in a short search.
+    fn expand_forced_win_at_root(&mut self, first: usize, request: &EvalRequest) {
+        if !self.config.forced_results {
+            return;
+        }
+        let Some(Forced::Win(mv)) = request.position.forced_in_two(&request.moves) else { return };
+        let Some(offset) = request.moves.iter().position(|&m| m == mv) else { return };
+        self.nodes.push(new_node(request.position.play_unchecked(mv), true));
+        self.edges[first + offset].child = (self.nodes.len() - 1) as u32;
     }
 
     /// Adds a leaf's utility to every edge on the path: its value (for the side to move at the
@@ -478,7 +508,7 @@ impl Search {
             } else if matches!(node.state, NodeState::Pending) || id == 0 {
                 // A leaf in flight is dropped; a forced result at the new root is not the end
                 // of the game, so the root gets its moves back.
-                node.state = if id == 0 { new_root(node.position) } else { new_node(node.position, self.config.forced_results) }.state;
+                node.state = if id == 0 { new_root(node.position, self.config.forced_results) } else { new_node(node.position, self.config.forced_results) }.state;
             }
             nodes.push(node);
         }
