@@ -9,6 +9,7 @@
 //! - [`players`]: everything that picks moves (random, greedy, alpha-beta, rollout MCTS, networks).
 //! - [`arena`]: matches, Elo with intervals, SPRT, tournaments with fitted ratings.
 //! - [`engine`]: the UCI-style protocol session (pure: lines in, lines out).
+//! - [`review`]: a recorded game gone over move by move by a player.
 //! - [`serve`]: play in the browser: a JSON API over games and an agent, a static page.
 //! - [`replay`]: training samples, the point-of-view flip, the on-disk replay buffer.
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
@@ -28,6 +29,7 @@ pub mod nn;
 pub mod players;
 pub mod arena;
 pub mod engine;
+pub mod review;
 pub mod serve;
 pub mod util;
 pub mod replay;

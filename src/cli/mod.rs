@@ -5,6 +5,7 @@ mod bench;
 mod engine;
 mod export;
 mod play;
+mod review;
 mod rules_cmds;
 mod serve;
 mod train;
@@ -40,6 +41,9 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Speaks a UCI-style protocol on stdin/stdout for GUIs, scripts and referees.
     Engine(engine::EngineArgs),
+    /// Goes over recorded games move by move with an agent and marks the moves that gave a
+    /// result away.
+    Review(review::ReviewArgs),
     /// Writes a checkpoint as a self-contained agent (plus TorchScript and a draft card).
     Export(export::ExportArgs),
     /// Counts move sequences of a given length (move generator check).
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Play(args) => play::play(args),
         Command::Serve(args) => serve::serve(args),
         Command::Engine(args) => engine::engine(args),
+        Command::Review(args) => review::review(args),
         Command::Export(args) => export::export(args),
         Command::Perft(args) => rules_cmds::perft(args),
         Command::Moves(args) => rules_cmds::moves(args),

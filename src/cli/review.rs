@@ -1,0 +1,177 @@
+//! `review`: recorded games gone over move by move by an agent (see [`crate::review`]), printed
+//! as a table with the moves that gave a result away marked, and optionally written as CSV.
+
+use super::play::AgentArgs;
+use super::LoggedBar;
+use crate::game::{GameRecord, RecordResult};
+use crate::nn::DeviceChoice;
+use crate::players::{Limit, PlayerSpec};
+use crate::review::{review_game, ReviewedMove};
+use anyhow::{bail, Context};
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct ReviewArgs {
+    /// A file of game records, as `match --records`, `play` and self-play write them.
+    pub records: PathBuf,
+    /// Which game of the file to review, counted from 1 (default: every game).
+    #[arg(long)]
+    pub game: Option<usize>,
+    /// The reviewing agent: an exported agent or any checkpoint (default: the shipped agent for
+    /// the game's board).
+    #[arg(long)]
+    pub agent: Option<PathBuf>,
+    /// Any player that evaluates positions instead of an agent: alphabeta:depth=5, mcts-rollout,
+    /// net:PATH.
+    #[arg(long, conflicts_with = "agent")]
+    pub player: Option<PlayerSpec>,
+    /// Simulations (or searched positions) per position.
+    #[arg(long)]
+    pub sims: Option<u64>,
+    /// Seconds per position.
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Marks a move that gave away at least this share of a win (0 to 1, in win probability).
+    #[arg(long, default_value_t = 0.2)]
+    pub threshold: f32,
+    /// Also writes every reviewed move here as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+}
+
+/// One row of the CSV.
+#[derive(serde::Serialize)]
+struct Row {
+    game: usize,
+    ply: usize,
+    mover: String,
+    played: String,
+    preferred: String,
+    win_before: f32,
+    win_after: f32,
+    given_away: f32,
+}
+
+pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
+    if !(0.0..=1.0).contains(&args.threshold) {
+        bail!("--threshold must be a share of a win between 0 and 1, not {}", args.threshold);
+    }
+    let text = std::fs::read_to_string(&args.records).with_context(|| format!("reading {}", args.records.display()))?;
+    let records = GameRecord::parse_all(&text).with_context(|| format!("{}", args.records.display()))?;
+    let chosen: Vec<(usize, &GameRecord)> = match args.game {
+        Some(n) if n == 0 || n > records.len() => bail!("--game {n}: {} holds {} game(s), counted from 1", args.records.display(), records.len()),
+        Some(n) => vec![(n, &records[n - 1])],
+        None if records.is_empty() => bail!("{} holds no game records", args.records.display()),
+        None => records.iter().enumerate().map(|(i, r)| (i + 1, r)).collect(),
+    };
+    let mut csv = match &args.csv {
+        Some(path) => Some(csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?),
+        None => None,
+    };
+    let mut out = std::io::stdout().lock();
+    for (number, record) in chosen {
+        let spec = reviewer_for(&args, record)?;
+        let mut player = spec.build(args.device, number as u64)?;
+        let bar = LoggedBar::new(record.moves.len() + 1, "{msg} [{bar:30}] {pos}/{len} positions, {elapsed}");
+        bar.set_message(format!("game {number}"));
+        let reviewed = review_game(record, player.as_mut(), Limit::default(), &mut |done, _| bar.set_position(done))?;
+        bar.finish_and_clear();
+        write_table(&mut out, number, record, &player.name(), &reviewed, args.threshold)?;
+        if let Some(csv) = csv.as_mut() {
+            let positions = record.positions();
+            for (m, position) in reviewed.iter().zip(&positions) {
+                csv.serialize(Row {
+                    game: number,
+                    ply: m.ply,
+                    mover: m.mover.to_string(),
+                    played: position.notation(m.played),
+                    preferred: position.notation(m.preferred),
+                    win_before: win(m.before),
+                    win_after: win(m.after),
+                    given_away: m.given_away(),
+                })?;
+            }
+        }
+    }
+    if let Some(mut csv) = csv {
+        csv.flush()?;
+    }
+    Ok(())
+}
+
+/// The reviewing player for a game: the one asked for, at the limit asked for, under the
+/// game's own rules (a network trained for another board or variant is refused by name).
+fn reviewer_for(args: &ReviewArgs, record: &GameRecord) -> anyhow::Result<PlayerSpec> {
+    let rules = record.rules();
+    let agent = AgentArgs {
+        agent: args.agent.clone(),
+        player: args.player.clone(),
+        sims: args.sims,
+        time: args.time,
+        size: Some((rules.width, rules.height)),
+        symmetry: Some(rules.symmetry),
+        stones: rules.stones,
+        ply_cap: Some(rules.ply_cap.unwrap_or(0)),
+        device: args.device,
+    };
+    Ok(agent.resolve()?.0)
+}
+
+/// Win probability in percent points of a value in [-1, 1], as a share from 0 to 1.
+fn win(value: f32) -> f32 {
+    (value + 1.0) / 2.0
+}
+
+/// The game's moves with the reviewer's view of each, `??` where a move gave away at least
+/// `threshold` of a win and `?` at half that, then the largest such move of each side.
+fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, reviewer: &str, reviewed: &[ReviewedMove], threshold: f32) -> anyhow::Result<()> {
+    let result = match record.result {
+        RecordResult::Unfinished => "unfinished".to_string(),
+        result => format!("{} ({})", result.token(), record.termination.name()),
+    };
+    writeln!(out, "game {number}: {} (White) - {} (Black), {result}; reviewed by {reviewer}", record.white, record.black)?;
+    writeln!(out, "{:>4}  {:<5}  {:<9}  {:<9}  {:>6}  {:>6}  {:>6}", "ply", "mover", "played", "preferred", "before", "after", "lost")?;
+    let positions = record.positions();
+    for (m, position) in reviewed.iter().zip(&positions) {
+        let mark = if m.given_away() >= threshold {
+            "??"
+        } else if m.given_away() >= threshold / 2.0 {
+            "?"
+        } else {
+            ""
+        };
+        let preferred = if m.preferred == m.played { "=".to_string() } else { position.notation(m.preferred) };
+        writeln!(
+            out,
+            "{:>4}  {:<5}  {:<9}  {:<9}  {:>5.1}%  {:>5.1}%  {:>5.1}%  {mark}",
+            m.ply,
+            m.mover.to_string(),
+            position.notation(m.played),
+            preferred,
+            100.0 * win(m.before),
+            100.0 * win(m.after),
+            100.0 * m.given_away()
+        )?;
+    }
+    for side in [crate::game::Color::White, crate::game::Color::Black] {
+        let marked = reviewed.iter().filter(|m| m.mover == side && m.given_away() >= threshold).count();
+        match reviewed.iter().filter(|m| m.mover == side).max_by(|a, b| a.given_away().total_cmp(&b.given_away())) {
+            Some(worst) if worst.given_away() > 0.0 => writeln!(
+                out,
+                "{side}: {marked} move(s) gave away {:.0}% or more; the most, {:.1}%, at ply {} ({}; {} preferred)",
+                100.0 * threshold,
+                100.0 * worst.given_away(),
+                worst.ply,
+                positions[worst.ply - 1].notation(worst.played),
+                positions[worst.ply - 1].notation(worst.preferred)
+            )?,
+            _ => writeln!(out, "{side}: no move gave anything away")?,
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
