@@ -54,11 +54,11 @@ impl AgentArgs {
             (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
             (None, None) => match default_agent(std::path::Path::new("models"), board.0, board.1, self.stones)? {
                 Some(path) => {
-                    eprintln!("playing the shipped agent for this board, {}", path.display());
+                    eprintln!("using the shipped agent for this board, {}", path.display());
                     PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display()))
                 }
                 None => {
-                    eprintln!("no agent for this board is shipped in models/: playing the alphabeta player instead");
+                    eprintln!("no agent for this board is shipped in models/: using the alphabeta player instead");
                     "alphabeta".parse()?
                 }
             },
