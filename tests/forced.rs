@@ -70,10 +70,11 @@ fn quiet_positions_are_not_decided() {
     assert!(p.legal_moves().iter().any(|&mv| p.play_unchecked(mv).forced().is_none()), "some move stops the run");
 }
 
-/// What `forced` claims, by brute force over every move and every reply: the moves that take
-/// the far-row lead for good (a win by leaving the opponent no move counts only with the
-/// lead, as `forced` promises no more), and whether every move hands the opponent the win.
-fn brute_force(p: &Position) -> (Vec<Move>, bool) {
+/// By brute force over every move and every reply: the moves that take the far-row lead such
+/// that every reply leaves a position `decided` for the side then to move (us again), and
+/// whether the side to move, under a lead, has only moves that leave one decided for the
+/// opponent.
+fn brute_force_with(p: &Position, decided: impl Fn(Position) -> bool) -> (Vec<Move>, bool) {
     let us = p.side_to_move();
     let moves = p.legal_moves();
     let wins = moves
@@ -82,34 +83,48 @@ fn brute_force(p: &Position) -> (Vec<Move>, bool) {
         .filter(|&mv| {
             let next = p.play_unchecked(mv);
             let lead = next.far_row_count(us) > next.far_row_count(us.opponent());
-            lead && next.status() != Status::Draw && next.legal_moves().iter().all(|&reply| next.play_unchecked(reply).side_to_move_has_won())
+            lead && next.status() != Status::Draw && next.legal_moves().iter().all(|&reply| decided(next.play_unchecked(reply)))
         })
         .collect();
-    let all_lose = !moves.is_empty() && moves.iter().all(|&mv| p.play_unchecked(mv).side_to_move_has_won());
-    (wins, all_lose)
+    let under_lead = p.far_row_count(us.opponent()) > p.far_row_count(us);
+    let lost = under_lead && !moves.is_empty() && moves.iter().all(|&mv| decided(p.play_unchecked(mv)));
+    (wins, lost)
+}
+
+/// What `forced` claims: the moves that take the far-row lead for good (a win by leaving the
+/// opponent no move counts only with the lead, as `forced` promises no more), and whether every
+/// move hands the opponent the win.
+fn brute_force(p: &Position) -> (Vec<Move>, bool) {
+    brute_force_with(p, |after| after.side_to_move_has_won())
+}
+
+/// Checks a claimed result against brute force's answer (the winning moves, and whether every
+/// move loses) and counts the wins and losses claimed.
+fn check_claim(p: &Position, claim: Option<Forced>, winning_moves: &[Move], lost: bool, (wins, losses): (&mut u32, &mut u32)) {
+    match claim {
+        Some(Forced::Win(mv)) => {
+            assert!(winning_moves.contains(&mv), "{p}: {mv} is claimed to win");
+            *wins += 1;
+        }
+        Some(Forced::Loss) => {
+            assert!(lost && winning_moves.is_empty(), "{p}: claimed lost");
+            *losses += 1;
+        }
+        None => assert!(winning_moves.is_empty() && !lost, "{p}: missed {winning_moves:?} / lost {lost}"),
+    }
 }
 
 #[test]
 fn agrees_with_brute_force_on_random_games() {
     let mut rng = StdRng::seed_from_u64(7);
-    let (mut wins, mut losses, mut positions) = (0, 0, 0);
+    let (mut wins, mut losses, mut positions) = (0u32, 0u32, 0);
     for game in 0..300 {
         let rules = Rules { ply_cap: Some(400), symmetry: SymmetryRule::ALL[game % 4], ..Rules::default() };
         let mut p = Position::start(rules).unwrap();
         while p.status() == Status::Ongoing {
             let (winning_moves, all_lose) = brute_force(&p);
             assert_eq!(p.forced_with_moves(&p.legal_moves()), p.forced(), "{p}");
-            match p.forced() {
-                Some(Forced::Win(mv)) => {
-                    assert!(winning_moves.contains(&mv), "{p}: {mv} is claimed to win");
-                    wins += 1;
-                }
-                Some(Forced::Loss) => {
-                    assert!(all_lose && winning_moves.is_empty(), "{p}: claimed lost");
-                    losses += 1;
-                }
-                None => assert!(winning_moves.is_empty() && !all_lose, "{p}: missed {winning_moves:?} / lost {all_lose}"),
-            }
+            check_claim(&p, p.forced(), &winning_moves, all_lose, (&mut wins, &mut losses));
             positions += 1;
             p = p.play_unchecked(*p.legal_moves().choose(&mut rng).unwrap());
         }
@@ -177,27 +192,13 @@ fn a_position_under_attack_keeps_only_its_answers() {
 /// keeps it or allows a win one move ahead, and whether the side to move, under a lead, has
 /// only moves that keep it or allow such a win.
 fn brute_force_two(p: &Position) -> (Vec<Move>, bool) {
-    let us = p.side_to_move();
-    let moves = p.legal_moves();
-    let reply_loses = |after: Position| after.side_to_move_has_won() || !brute_force(&after).0.is_empty();
-    let wins = moves
-        .iter()
-        .copied()
-        .filter(|&mv| {
-            let next = p.play_unchecked(mv);
-            let lead = next.far_row_count(us) > next.far_row_count(us.opponent());
-            lead && next.status() != Status::Draw && next.legal_moves().iter().all(|&reply| reply_loses(next.play_unchecked(reply)))
-        })
-        .collect();
-    let under_lead = p.far_row_count(us.opponent()) > p.far_row_count(us);
-    let lost = under_lead && !moves.is_empty() && moves.iter().all(|&mv| reply_loses(p.play_unchecked(mv)));
-    (wins, lost)
+    brute_force_with(p, |after| after.side_to_move_has_won() || !brute_force(&after).0.is_empty())
 }
 
 #[test]
 fn forced_in_two_agrees_with_brute_force_on_random_games() {
     let mut rng = StdRng::seed_from_u64(11);
-    let (mut wins, mut losses, mut deeper, mut positions) = (0, 0, 0, 0);
+    let (mut wins, mut losses, mut deeper, mut positions) = (0u32, 0u32, 0, 0);
     for game in 0..60 {
         let rules = Rules { ply_cap: Some(400), symmetry: SymmetryRule::ALL[game % 4], ..Rules::default() };
         let mut p = Position::start(rules).unwrap();
@@ -210,17 +211,7 @@ fn forced_in_two_agrees_with_brute_force_on_random_games() {
             } else if claim.is_some() {
                 deeper += 1;
             }
-            match claim {
-                Some(Forced::Win(mv)) => {
-                    assert!(winning_moves.contains(&mv), "{p}: {mv} is claimed to win");
-                    wins += 1;
-                }
-                Some(Forced::Loss) => {
-                    assert!(lost && winning_moves.is_empty(), "{p}: claimed lost");
-                    losses += 1;
-                }
-                None => assert!(winning_moves.is_empty() && !lost, "{p}: missed {winning_moves:?} / lost {lost}"),
-            }
+            check_claim(&p, claim, &winning_moves, lost, (&mut wins, &mut losses));
             positions += 1;
             p = p.play_unchecked(*moves.choose(&mut rng).unwrap());
         }

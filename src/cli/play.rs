@@ -12,10 +12,11 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Which player to face and under which rules (shared by `play` and `engine`).
+/// Which player, and how long it may think (shared by `play`, `serve`, `engine` and `review`).
 #[derive(Args, Debug, Clone)]
-pub struct AgentArgs {
-    /// An exported agent or any checkpoint (default: the best agent in models/, else alphabeta).
+pub struct PlayerChoice {
+    /// An exported agent or any checkpoint (default: the shipped agent for the board, the best
+    /// rated in models/, else alphabeta).
     #[arg(long)]
     pub agent: Option<PathBuf>,
     /// Any player instead of an agent: random, greedy, alphabeta:depth=5, mcts-rollout, net:PATH.
@@ -27,6 +28,15 @@ pub struct AgentArgs {
     /// Seconds per move.
     #[arg(long)]
     pub time: Option<f64>,
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+}
+
+/// Which player to face and under which rules (shared by `play`, `serve` and `engine`).
+#[derive(Args, Debug, Clone)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub choice: PlayerChoice,
     /// Board: standard (14x12), crossings-board (8x8) or WxH; default: the agent's, else standard.
     #[arg(long, value_parser = parse_size)]
     pub size: Option<(u8, u8)>,
@@ -40,8 +50,6 @@ pub struct AgentArgs {
     /// Plies after which the game is a draw (0: none); default: the agent's training cap, else none.
     #[arg(long)]
     pub ply_cap: Option<u16>,
-    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
-    pub device: DeviceChoice,
 }
 
 impl AgentArgs {
@@ -49,7 +57,8 @@ impl AgentArgs {
     pub fn resolve(&self) -> anyhow::Result<(PlayerSpec, Rules)> {
         // Without an agent named, the shipped one for the board asked for (standard if none).
         let board = self.size.unwrap_or((crate::game::STANDARD_WIDTH, crate::game::STANDARD_HEIGHT));
-        let mut spec = match (&self.player, &self.agent) {
+        let choice = &self.choice;
+        let mut spec = match (&choice.player, &choice.agent) {
             (Some(spec), _) => spec.clone(),
             (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
             (None, None) => match default_agent(std::path::Path::new("models"), board.0, board.1, self.stones)? {
@@ -63,10 +72,10 @@ impl AgentArgs {
                 }
             },
         };
-        if let Some(nodes) = self.sims {
+        if let Some(nodes) = choice.sims {
             spec.limit.nodes = Some(nodes.max(1));
         }
-        if let Some(seconds) = self.time {
+        if let Some(seconds) = choice.time {
             anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--time must be a positive number of seconds");
             spec.limit.time = Some(Duration::from_secs_f64(seconds));
         }
@@ -160,7 +169,7 @@ fn describe_status(position: &Position) -> Option<String> {
 
 pub fn play(args: PlayArgs) -> anyhow::Result<()> {
     let (spec, rules) = args.agent.resolve()?;
-    let mut agent: Box<dyn Player> = spec.build(args.agent.device, std::process::id() as u64)?;
+    let mut agent: Box<dyn Player> = spec.build(args.agent.choice.device, std::process::id() as u64)?;
     let human = if args.side == Side::White { Color::White } else { Color::Black };
     let style = if !args.plain && std::io::stdout().is_terminal() { Style::Ansi } else { Style::Plain };
     let mut game = Game { start: Position::start(rules)?, moves: Vec::new() };

@@ -1,10 +1,9 @@
 //! `review`: recorded games gone over move by move by an agent (see [`crate::review`]), printed
 //! as a table with the moves that gave a result away marked, and optionally written as CSV.
 
-use super::play::AgentArgs;
+use super::play::{AgentArgs, PlayerChoice};
 use super::LoggedBar;
 use crate::game::{GameRecord, RecordResult};
-use crate::nn::DeviceChoice;
 use crate::players::{Limit, PlayerSpec};
 use crate::review::{review_game, ReviewedMove};
 use anyhow::{bail, Context};
@@ -19,28 +18,16 @@ pub struct ReviewArgs {
     /// Which game of the file to review, counted from 1 (default: every game).
     #[arg(long)]
     pub game: Option<usize>,
-    /// The reviewing agent: an exported agent or any checkpoint (default: the shipped agent for
-    /// the game's board).
-    #[arg(long)]
-    pub agent: Option<PathBuf>,
-    /// Any player that evaluates positions instead of an agent: alphabeta:depth=5, mcts-rollout,
-    /// net:PATH.
-    #[arg(long, conflicts_with = "agent")]
-    pub player: Option<PlayerSpec>,
-    /// Simulations (or searched positions) per position.
-    #[arg(long)]
-    pub sims: Option<u64>,
-    /// Seconds per position.
-    #[arg(long)]
-    pub time: Option<f64>,
+    /// The reviewing player, at its limit a position; it must evaluate positions (random
+    /// cannot).
+    #[command(flatten)]
+    pub choice: PlayerChoice,
     /// Marks a move that gave away at least this share of a win (0 to 1, in win probability).
     #[arg(long, default_value_t = 0.2)]
     pub threshold: f32,
     /// Also writes every reviewed move here as CSV.
     #[arg(long)]
     pub csv: Option<PathBuf>,
-    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
-    pub device: DeviceChoice,
 }
 
 /// One row of the CSV.
@@ -75,7 +62,7 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     for (number, record) in chosen {
         let spec = reviewer_for(&args, record)?;
-        let mut player = spec.build(args.device, number as u64)?;
+        let mut player = spec.build(args.choice.device, number as u64)?;
         let bar = LoggedBar::new(record.moves.len() + 1, "{msg} [{bar:30}] {pos}/{len} positions, {elapsed}");
         bar.set_message(format!("game {number}"));
         let reviewed = review_game(record, player.as_mut(), Limit::default(), &mut |done, _| bar.set_position(done))?;
@@ -108,15 +95,11 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
 fn reviewer_for(args: &ReviewArgs, record: &GameRecord) -> anyhow::Result<PlayerSpec> {
     let rules = record.rules();
     let agent = AgentArgs {
-        agent: args.agent.clone(),
-        player: args.player.clone(),
-        sims: args.sims,
-        time: args.time,
+        choice: args.choice.clone(),
         size: Some((rules.width, rules.height)),
         symmetry: Some(rules.symmetry),
         stones: rules.stones,
         ply_cap: Some(rules.ply_cap.unwrap_or(0)),
-        device: args.device,
     };
     Ok(agent.resolve()?.0)
 }

@@ -23,7 +23,7 @@ pub struct ServeArgs {
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (spec, rules) = args.agent.resolve()?;
-    let agent = spec.build(args.agent.device, std::process::id() as u64)?;
+    let agent = spec.build(args.agent.choice.device, std::process::id() as u64)?;
     let name = agent.name();
     // --sims/--time become the strength of games that ask for none; resolve() put them in the spec.
     let api = Arc::new(Api::new(agent, name.clone(), rules, spec.limit));
