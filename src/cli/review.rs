@@ -104,7 +104,7 @@ fn reviewer_for(args: &ReviewArgs, record: &GameRecord) -> anyhow::Result<Player
     Ok(agent.resolve()?.0)
 }
 
-/// Win probability in percent points of a value in [-1, 1], as a share from 0 to 1.
+/// The winning chance, a share from 0 to 1, that a value in [-1, 1] stands for.
 fn win(value: f32) -> f32 {
     (value + 1.0) / 2.0
 }

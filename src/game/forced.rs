@@ -82,8 +82,7 @@ impl Position {
     /// `moves` as they are when there is no lead to answer, or when nothing answers it (the game
     /// goes on until the opponent's turn: [`Forced::Loss`]).
     pub fn keep_repairs(&self, moves: &mut Vec<Move>) {
-        let us = self.side_to_move();
-        if self.is_finished_at_start() || self.far_row_count(us.opponent()) <= self.far_row_count(us) {
+        if self.is_finished_at_start() || !leads(self, self.side_to_move().opponent()) {
             return;
         }
         let repairs: Vec<Move> = moves.iter().copied().filter(|&mv| !self.play_unchecked(mv).side_to_move_has_won()).collect();
