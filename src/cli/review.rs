@@ -3,7 +3,7 @@
 
 use super::play::{AgentArgs, PlayerChoice};
 use super::LoggedBar;
-use crate::game::{GameRecord, RecordResult};
+use crate::game::{GameRecord, Position, RecordResult};
 use crate::players::{Limit, PlayerSpec};
 use crate::review::{review_game, ReviewedMove};
 use anyhow::{bail, Context};
@@ -67,9 +67,10 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
         bar.set_message(format!("game {number}"));
         let reviewed = review_game(record, player.as_mut(), Limit::default(), &mut |done, _| bar.set_position(done))?;
         bar.finish_and_clear();
-        write_table(&mut out, number, record, &player.name(), &reviewed, args.threshold)?;
+        // The position each move was played in, for its notation.
+        let positions = record.positions();
+        write_table(&mut out, number, record, &positions, &player.name(), &reviewed, args.threshold)?;
         if let Some(csv) = csv.as_mut() {
-            let positions = record.positions();
             for (m, position) in reviewed.iter().zip(&positions) {
                 csv.serialize(Row {
                     game: number,
@@ -111,15 +112,14 @@ fn win(value: f32) -> f32 {
 
 /// The game's moves with the reviewer's view of each, `??` where a move gave away at least
 /// `threshold` of a win and `?` at half that, then the largest such move of each side.
-fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, reviewer: &str, reviewed: &[ReviewedMove], threshold: f32) -> anyhow::Result<()> {
+fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, positions: &[Position], reviewer: &str, reviewed: &[ReviewedMove], threshold: f32) -> anyhow::Result<()> {
     let result = match record.result {
         RecordResult::Unfinished => "unfinished".to_string(),
         result => format!("{} ({})", result.token(), record.termination.name()),
     };
     writeln!(out, "game {number}: {} (White) - {} (Black), {result}; reviewed by {reviewer}", record.white, record.black)?;
     writeln!(out, "{:>4}  {:<5}  {:<9}  {:<9}  {:>6}  {:>6}  {:>6}", "ply", "mover", "played", "preferred", "before", "after", "lost")?;
-    let positions = record.positions();
-    for (m, position) in reviewed.iter().zip(&positions) {
+    for (m, position) in reviewed.iter().zip(positions) {
         let mark = if m.given_away() >= threshold {
             "??"
         } else if m.given_away() >= threshold / 2.0 {
