@@ -35,7 +35,9 @@ pub const PLANE_OPPONENT_FAR: usize = 4;
 /// 5: constant, 1 when the side to move has already won at the start of its turn (lets the
 /// value head see the rule exactly; search treats such positions as terminal anyway).
 pub const PLANE_WON: usize = 5;
-/// 6: constant, plies left under the ply cap / cap (0 without a cap).
+/// 6: constant, plies left under the ply cap / cap; 1 without a cap, as at the start of a
+/// capped game. (Training always has a cap; 0 there would say the game is about to be drawn,
+/// and a network's value of every position of an uncapped game would be a certain draw.)
 pub const PLANE_PLIES_LEFT: usize = 6;
 /// 7, in networks for the stones variant only: the stones. (The placement phase needs no plane
 /// of its own: fewer than three stones on the board says it.)
@@ -134,7 +136,7 @@ pub fn encode_position(position: &Position, inputs: Inputs, out: &mut [f32]) {
     constant(out, PLANE_OWN_FAR, position.far_row_count(side) as f32 / 4.0);
     constant(out, PLANE_OPPONENT_FAR, position.far_row_count(side.opponent()) as f32 / 4.0);
     constant(out, PLANE_WON, if position.side_to_move_has_won() { 1.0 } else { 0.0 });
-    let plies_left = position.rules().ply_cap.map_or(0.0, |cap| cap.saturating_sub(position.ply()) as f32 / cap as f32);
+    let plies_left = position.rules().ply_cap.map_or(1.0, |cap| cap.saturating_sub(position.ply()) as f32 / cap as f32);
     constant(out, PLANE_PLIES_LEFT, plies_left);
     if inputs.stones {
         mark(out, PLANE_STONES, position.stones());

@@ -86,6 +86,33 @@ fn black_sees_the_board_from_its_side() {
     assert_eq!(move_index(&after, black_forward) % (14 * 12), move_index(&start, white_forward) % (14 * 12));
 }
 
+/// A game without a ply cap reads as one with the whole cap ahead at every ply, never as one
+/// about to be drawn by it.
+#[test]
+fn a_game_without_a_cap_is_never_near_its_end() {
+    let uncapped = Position::standard();
+    let capped = Position::start(Rules::default().with_ply_cap(Some(300))).unwrap();
+    let inputs = Inputs { stones: false, threats: true };
+    let encoded = |position: &Position| {
+        let mut out = vec![0.0; input_size(position.rules(), inputs)];
+        encode_position(position, inputs, &mut out);
+        out
+    };
+    assert!(encoded(&uncapped) == encoded(&capped), "the uncapped start differs from the capped one");
+    let area = 14 * 12;
+    let plies_left = |position: &Position| encoded(position)[PLANE_PLIES_LEFT * area];
+    // The start's pieces at ply 200.
+    let later = |start: &Position| Position::from_parts(*start.rules(), start.pieces(Color::White), start.pieces(Color::Black), Color::White, 200).unwrap();
+    assert_eq!(plies_left(&later(&uncapped)), 1.0);
+    assert!((plies_left(&later(&capped)) - 100.0 / 300.0).abs() < 1e-6);
+    // The shipped agent, which learnt with a cap of 300, does not call the uncapped start drawn.
+    let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/models/gpu-8x96-gen16.safetensors");
+    let mut network = epaminondas::nn::Network::load(std::path::Path::new(agent), tch::Device::Cpu).unwrap().0;
+    use epaminondas::evaluator::{EvalRequest, Evaluator};
+    let evaluation = network.evaluate(&[EvalRequest { position: uncapped, moves: uncapped.legal_moves() }]).remove(0);
+    assert!(evaluation.draw < 0.5, "draw probability {}", evaluation.draw);
+}
+
 #[test]
 fn stones_have_their_own_planes_only_in_stones_encodings() {
     let standard = Rules::default();
