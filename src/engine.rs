@@ -21,7 +21,7 @@
 
 use crate::game::{Color, Position, Rules, Status, SymmetryRule};
 use crate::nn::DeviceChoice;
-use crate::players::{Limit, Player, PlayerSpec};
+use crate::players::{winning_chance, Limit, Player, PlayerSpec};
 use std::time::Duration;
 
 /// One protocol session: the player, the rules, the current position and default limits.
@@ -236,7 +236,7 @@ impl EngineSession {
         info.push(format!("nodes {}", decision.nodes));
         if let Some(value) = decision.value {
             // Centi-units of the [-1, 1] value, so GUIs that only read `score cp` show something.
-            info.push(format!("score cp {} winprob {:.3}", (value * 100.0).round() as i32, (value + 1.0) / 2.0));
+            info.push(format!("score cp {} winprob {:.3}", (value * 100.0).round() as i32, winning_chance(value)));
         }
         let mut line = self.position;
         let mut pv = Vec::new();

@@ -7,7 +7,7 @@
 //! the side that moved; a finished game is valued by its result, not searched.
 
 use crate::game::{Color, GameRecord, Move, Position, Status};
-use crate::players::{Limit, Player};
+use crate::players::{winning_chance, Limit, Player};
 
 /// One move of the game, as the reviewing player saw it.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,10 +24,10 @@ pub struct ReviewedMove {
 }
 
 impl ReviewedMove {
-    /// The share of a win the move gave away, in win probability ((value + 1) / 2) from 0 to
-    /// 1; negative when the move did better than the player expected.
+    /// The share of a win the move gave away, in winning chance from 0 to 1; negative when
+    /// the move did better than the player expected.
     pub fn given_away(&self) -> f32 {
-        (self.before - self.after) / 2.0
+        winning_chance(self.before) - winning_chance(self.after)
     }
 }
 

@@ -4,7 +4,8 @@
 use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
 use epaminondas::game::{Color, Move, Position, Status};
 use epaminondas::mcts::{Search, SearchConfig};
-use epaminondas::nn::{model::NetConfig, Network};
+use epaminondas::nn::{model::NetConfig, DeviceChoice, Network, Precision};
+use epaminondas::players::{Limit, PlayerSpec};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
@@ -195,6 +196,32 @@ fn network_search_invariants() {
     assert!((summary.moves.iter().map(|m| m.2).sum::<f32>() - 1.0).abs() < 1e-4);
     assert!((-1.0..=1.0).contains(&summary.value));
     assert_eq!(search.pending_count(), 0);
+}
+
+/// `leaves=N` in a net player's spec is how many leaves its search sends to the network at a
+/// time: with 1 it searches exactly as a one-leaf-at-a-time search does, with 8 as one that
+/// gathers eight under virtual loss, and the two differ.
+#[test]
+fn a_net_player_sends_the_leaves_its_spec_asks_for() {
+    // A trained agent: a fresh network values every position at 0, which no search order changes.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/gpu-8x96-gen16.safetensors");
+    let start = Position::standard();
+    let searched = |batch: usize| {
+        let mut net = Network::load(&path, tch::Device::Cpu).unwrap().0.into_inference(Precision::F32);
+        let mut search = Search::new(start, SearchConfig::default());
+        search.run(&mut net, 40, batch, &mut StdRng::seed_from_u64(1));
+        search.summary().value
+    };
+    let played = |leaves: &str| {
+        let spec: PlayerSpec = format!("net:{}:sims=40:precision=f32{leaves}", path.display()).parse().unwrap();
+        let decision = spec.build(DeviceChoice::Cpu, 1).unwrap().choose(&start, Limit::default());
+        assert_eq!(decision.nodes, 40);
+        decision.value.unwrap()
+    };
+    let (one, eight) = (searched(1), searched(8));
+    assert!((one - eight).abs() > 1e-3, "one leaf at a time {one}, eight {eight}");
+    assert!((played(":leaves=1") - one).abs() < 1e-5, "leaves=1: {} against {one}", played(":leaves=1"));
+    assert!((played("") - eight).abs() < 1e-5, "the default: {} against {eight}", played(""));
 }
 
 #[test]

@@ -5,7 +5,7 @@ use super::rules_cmds::{parse_size, parse_symmetry};
 use crate::game::diagram::{diagram_with_captures, Style};
 use crate::game::{Bitboard, Color, GameRecord, Move, Position, Rules, Status, SymmetryRule};
 use crate::nn::DeviceChoice;
-use crate::players::{default_agent, trained_rules, Limit, Player, PlayerKind, PlayerSpec};
+use crate::players::{default_agent, trained_rules, winning_chance, Limit, Player, PlayerKind, PlayerSpec};
 use anyhow::Context;
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
@@ -183,7 +183,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             let decision = agent.choose(&position, Limit::default());
             let notation = position.notation(decision.mv);
             game.moves.push(decision.mv);
-            let chance = decision.value.map(|v| format!(" (its winning chance: {:.0}%)", 50.0 * (v + 1.0))).unwrap_or_default();
+            let chance = decision.value.map(|v| format!(" (its winning chance: {:.0}%)", 100.0 * winning_chance(v))).unwrap_or_default();
             writeln!(out, "{} plays {notation}{chance}", agent.name())?;
             continue;
         }
@@ -224,7 +224,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             }
             "hint" => {
                 let decision = agent.choose(&position, Limit::default());
-                let chance = decision.value.map(|v| format!(", your winning chance {:.0}%", 50.0 * (v + 1.0))).unwrap_or_default();
+                let chance = decision.value.map(|v| format!(", your winning chance {:.0}%", 100.0 * winning_chance(v))).unwrap_or_default();
                 writeln!(out, "hint: {}{chance}", position.notation(decision.mv))?;
             }
             "moves" => {

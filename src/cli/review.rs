@@ -4,7 +4,7 @@
 use super::play::{AgentArgs, PlayerChoice};
 use super::LoggedBar;
 use crate::game::{GameRecord, Position, RecordResult};
-use crate::players::{Limit, PlayerSpec};
+use crate::players::{winning_chance, Limit, PlayerSpec};
 use crate::review::{review_game, ReviewedMove};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -78,8 +78,8 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
                     mover: m.mover.to_string(),
                     played: position.notation(m.played),
                     preferred: position.notation(m.preferred),
-                    win_before: win(m.before),
-                    win_after: win(m.after),
+                    win_before: winning_chance(m.before),
+                    win_after: winning_chance(m.after),
                     given_away: m.given_away(),
                 })?;
             }
@@ -103,11 +103,6 @@ fn reviewer_for(args: &ReviewArgs, record: &GameRecord) -> anyhow::Result<Player
         ply_cap: Some(rules.ply_cap.unwrap_or(0)),
     };
     Ok(agent.resolve()?.0)
-}
-
-/// The winning chance, a share from 0 to 1, that a value in [-1, 1] stands for.
-fn win(value: f32) -> f32 {
-    (value + 1.0) / 2.0
 }
 
 /// The game's moves with the reviewer's view of each, `??` where a move gave away at least
@@ -135,8 +130,8 @@ fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, positio
             m.mover.to_string(),
             position.notation(m.played),
             preferred,
-            100.0 * win(m.before),
-            100.0 * win(m.after),
+            100.0 * winning_chance(m.before),
+            100.0 * winning_chance(m.after),
             100.0 * m.given_away()
         )?;
     }

@@ -76,6 +76,12 @@ impl Decision {
     }
 }
 
+/// The winning chance, a share from 0 to 1, that an expected result in [-1, 1] stands for
+/// (a draw counting half).
+pub fn winning_chance(value: f32) -> f32 {
+    ((value + 1.0) / 2.0).clamp(0.0, 1.0)
+}
+
 /// Chooses moves. One instance plays one game at a time; `new_game` resets whatever it keeps
 /// between moves (a search tree, a transposition table) and reseeds its randomness.
 pub trait Player: Send {
@@ -138,6 +144,9 @@ pub struct PlayerSpec {
     pub draw_value: Option<f32>,
     /// The number format a net searches in (default auto; see [`Precision`]).
     pub precision: Option<Precision>,
+    /// Leaves a net's search evaluates per network call (default
+    /// [`net::DEFAULT_LEAVES_PER_CALL`]): more use the CPU better, fewer search better.
+    pub leaves: Option<usize>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -201,7 +210,8 @@ impl FromStr for PlayerSpec {
                         _ => return Err(bad("needs f32, bf16 or auto")),
                     })
                 }
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision)")),
+                "leaves" => spec.leaves = Some(value.parse().ok().filter(|n| (1..=256).contains(n)).ok_or_else(|| bad("needs a whole number 1..=256"))?),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision, leaves)")),
             }
         }
         Ok(spec)
@@ -230,7 +240,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, leaves: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -243,7 +253,8 @@ impl PlayerSpec {
             PlayerKind::MctsRollout => Box::new(rollout::RolloutPlayer::new(limit.or(rollout::DEFAULT_LIMIT), self.c_puct, seed)),
             PlayerKind::Net(path) => {
                 let precision = self.precision.unwrap_or_default();
-                Box::new(NetPlayer::load(path, device.resolve()?, precision, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?)
+                let player = NetPlayer::load(path, device.resolve()?, precision, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
+                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)))
             }
         })
     }

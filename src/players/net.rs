@@ -13,9 +13,9 @@ use std::time::Instant;
 
 pub const DEFAULT_LIMIT: Limit = Limit { nodes: Some(400), depth: None, time: None };
 
-/// Leaves evaluated per network call: enough to amortise libtorch's per-call cost, few enough
-/// that virtual loss does not blur a small search.
-const LEAVES_PER_CALL: usize = 8;
+/// Leaves evaluated per network call unless a spec says (`leaves=N`): enough to amortise
+/// libtorch's per-call cost, few enough that virtual loss does not blur a small search.
+pub const DEFAULT_LEAVES_PER_CALL: usize = 8;
 
 pub struct NetPlayer {
     name: String,
@@ -24,12 +24,21 @@ pub struct NetPlayer {
     /// The tree of the last search, kept to reuse when the game continues from it.
     search: Option<Search>,
     limit: Limit,
+    /// Leaves gathered (under virtual loss) for each network call.
+    leaves_per_call: usize,
     rng: StdRng,
 }
 
 impl NetPlayer {
     pub fn new(network: Network, name: String, limit: Limit, search_config: SearchConfig, seed: u64) -> NetPlayer {
-        NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, rng: StdRng::seed_from_u64(seed) }
+        NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, leaves_per_call: DEFAULT_LEAVES_PER_CALL, rng: StdRng::seed_from_u64(seed) }
+    }
+
+    /// Gathers `leaves` leaves for each network call instead of the default
+    /// [`DEFAULT_LEAVES_PER_CALL`] (at least one).
+    pub fn with_leaves_per_call(mut self, leaves: usize) -> NetPlayer {
+        self.leaves_per_call = leaves.max(1);
+        self
     }
 
     pub fn load(path: &Path, device: tch::Device, precision: Precision, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
@@ -83,9 +92,9 @@ impl Player for NetPlayer {
             // On a clock, one network call between readings of it, so the search overruns its
             // time by a few milliseconds, not by a chunk of simulations (a chunk of 64 was 0.2 s
             // for the 8x96 agent in f32, doubling a 0.2 s move).
-            let step = if limit.time.is_some() { LEAVES_PER_CALL as u32 } else { goal - search.root_visits() };
+            let step = if limit.time.is_some() { self.leaves_per_call as u32 } else { goal - search.root_visits() };
             let next = search.root_visits().saturating_add(step).min(goal);
-            search.run(evaluator, next, LEAVES_PER_CALL, &mut self.rng);
+            search.run(evaluator, next, self.leaves_per_call, &mut self.rng);
         }
         let summary = search.summary();
         let mv = search.choose_move(0.0, &mut self.rng).expect("choose is only asked in positions with a legal move");

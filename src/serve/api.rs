@@ -14,7 +14,7 @@
 //! `{"error": "...", "code": "..."}` with a 4xx status and changes nothing.
 
 use crate::game::{Bitboard, Color, Move, MoveError, Position, Rules, Square, Status, WinReason};
-use crate::players::{Limit, Player};
+use crate::players::{winning_chance, Limit, Player};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
@@ -437,7 +437,7 @@ impl Api {
         if let Err(reason) = position.check(decision.mv) {
             return Err(ApiError::AgentFailed { mv: decision.mv.to_string(), reason: reason.to_string() });
         }
-        let win_probability = decision.value.map(|v| ((v + 1.0) / 2.0).clamp(0.0, 1.0));
+        let win_probability = decision.value.map(winning_chance);
         let mut games = lock(&self.games);
         let game = games.get_mut(id).ok_or_else(|| ApiError::UnknownGame(id.into()))?;
         if game.version != version {
