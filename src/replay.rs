@@ -101,7 +101,7 @@ impl Reader<'_> {
     }
 }
 
-pub fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>, ReplayError> {
+fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>, ReplayError> {
     let corrupt = |problem: String| ReplayError::Corrupt { path: path.to_path_buf(), problem };
     let mut r = Reader { bytes, at: 0, path };
     if r.take(8)? != MAGIC {
@@ -169,9 +169,14 @@ pub fn write_chunk(dir: &Path, generation: u32, samples: &[Sample], rules: &Rule
 }
 
 pub fn read_chunk(dir: &Path, generation: u32, rules: &Rules) -> Result<Vec<Sample>, ReplayError> {
-    let path = chunk_path(dir, generation);
-    let bytes = std::fs::read(&path).map_err(|source| ReplayError::Io { path: path.clone(), source })?;
-    decode_chunk(&bytes, rules, &path)
+    read_samples(&chunk_path(dir, generation), rules)
+}
+
+/// The samples of a chunk file anywhere (a generation's chunk, or one game's samples in a
+/// self-play journal).
+pub fn read_samples(path: &Path, rules: &Rules) -> Result<Vec<Sample>, ReplayError> {
+    let bytes = std::fs::read(path).map_err(|source| ReplayError::Io { path: path.to_path_buf(), source })?;
+    decode_chunk(&bytes, rules, path)
 }
 
 /// The samples in memory: the newest chunks, trimmed to the window.

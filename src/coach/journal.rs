@@ -12,7 +12,7 @@
 
 use super::{io, write_file, RunError};
 use crate::game::{GameRecord, Rules};
-use crate::replay::{decode_chunk, encode_chunk};
+use crate::replay::{encode_chunk, read_samples};
 use crate::selfplay::FinishedGame;
 use std::path::{Path, PathBuf};
 
@@ -58,8 +58,7 @@ impl Journal {
             let text = std::fs::read_to_string(&path).map_err(io(&path))?;
             let record = GameRecord::parse(&text).map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?;
             let samples_path = self.path(index, "bin");
-            let bytes = std::fs::read(&samples_path).map_err(io(&samples_path))?;
-            let samples = decode_chunk(&bytes, &self.rules, &samples_path)?;
+            let samples = read_samples(&samples_path, &self.rules)?;
             games.push(FinishedGame { index, record, samples });
         }
         games.sort_by_key(|game| game.index);
