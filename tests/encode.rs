@@ -1,11 +1,14 @@
 //! The encoding: move <-> index is a bijection on legal moves, and the left-right mirror
 //! commutes with encoding (planes and policy), for both colours and several board sizes, with
-//! and without stones (whose placements have a policy plane of their own).
+//! and without stones (whose placements have a policy plane of their own); a game without a
+//! ply cap reads as the start of a capped one.
 
 mod common;
 
 use epaminondas::encode::*;
+use epaminondas::evaluator::{EvalRequest, Evaluator};
 use epaminondas::game::{mirror_move, Bitboard, Color, Position, Rules, Square, SymmetryRule};
+use epaminondas::nn::Network;
 
 fn positions() -> Vec<Position> {
     let mut all = Vec::new();
@@ -107,8 +110,7 @@ fn a_game_without_a_cap_is_never_near_its_end() {
     assert!((plies_left(&later(&capped)) - 100.0 / 300.0).abs() < 1e-6);
     // The shipped agent, which learnt with a cap of 300, does not call the uncapped start drawn.
     let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/models/gpu-8x96-gen16.safetensors");
-    let mut network = epaminondas::nn::Network::load(std::path::Path::new(agent), tch::Device::Cpu).unwrap().0;
-    use epaminondas::evaluator::{EvalRequest, Evaluator};
+    let mut network = Network::load(std::path::Path::new(agent), tch::Device::Cpu).unwrap().0;
     let evaluation = network.evaluate(&[EvalRequest { position: uncapped, moves: uncapped.legal_moves() }]).remove(0);
     assert!(evaluation.draw < 0.5, "draw probability {}", evaluation.draw);
 }
