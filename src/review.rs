@@ -14,6 +14,8 @@ use crate::players::{winning_chance, Limit, Player};
 pub struct ReviewedMove {
     /// 1 for the first move of the game.
     pub ply: usize,
+    /// The position the move was played in (for its notation).
+    pub position: Position,
     pub mover: Color,
     pub played: Move,
     /// The player's own choice in the position the move was played in.
@@ -55,7 +57,7 @@ pub fn review_game(record: &GameRecord, player: &mut dyn Player, limit: Limit, p
         let after = if next.side_to_move() == mover { opinions[i + 1].0 } else { -opinions[i + 1].0 };
         let (before, preferred) = opinions[i];
         let preferred = preferred.expect("a position a move was played in is ongoing, so it was searched");
-        reviewed.push(ReviewedMove { ply: i + 1, mover, played, preferred, before, after });
+        reviewed.push(ReviewedMove { ply: i + 1, position: positions[i], mover, played, preferred, before, after });
     }
     Ok(reviewed)
 }

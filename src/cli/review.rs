@@ -3,8 +3,8 @@
 
 use super::play::{AgentArgs, PlayerChoice};
 use super::LoggedBar;
-use crate::game::{GameRecord, Position, RecordResult};
-use crate::players::{winning_chance, Limit, PlayerSpec};
+use crate::game::{GameRecord, RecordResult, Rules};
+use crate::players::{winning_chance, Limit, Player, PlayerSpec};
 use crate::review::{review_game, ReviewedMove};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -60,24 +60,28 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
         None => None,
     };
     let mut out = std::io::stdout().lock();
+    // Built once for each set of rules the file's games are played under (usually one), not
+    // once a game: a network is loaded, and the shipped agent named, once.
+    let mut reviewer: Option<(Rules, Box<dyn Player>)> = None;
     for (number, record) in chosen {
-        let spec = reviewer_for(&args, record)?;
-        let mut player = spec.build(args.choice.device, number as u64)?;
+        if reviewer.as_ref().is_none_or(|(rules, _)| rules != record.rules()) {
+            let spec = reviewer_for(&args, record)?;
+            reviewer = Some((*record.rules(), spec.build(args.choice.device, number as u64)?));
+        }
+        let (_, player) = reviewer.as_mut().expect("built above");
         let bar = LoggedBar::new(record.moves.len() + 1, "{msg} [{bar:30}] {pos}/{len} positions, {elapsed}");
         bar.set_message(format!("game {number}"));
         let reviewed = review_game(record, player.as_mut(), Limit::default(), &mut |done, _| bar.set_position(done))?;
         bar.finish_and_clear();
-        // The position each move was played in, for its notation.
-        let positions = record.positions();
-        write_table(&mut out, number, record, &positions, &player.name(), &reviewed, args.threshold)?;
+        write_table(&mut out, number, record, &player.name(), &reviewed, args.threshold)?;
         if let Some(csv) = csv.as_mut() {
-            for (m, position) in reviewed.iter().zip(&positions) {
+            for m in &reviewed {
                 csv.serialize(Row {
                     game: number,
                     ply: m.ply,
                     mover: m.mover.to_string(),
-                    played: position.notation(m.played),
-                    preferred: position.notation(m.preferred),
+                    played: m.position.notation(m.played),
+                    preferred: m.position.notation(m.preferred),
                     win_before: winning_chance(m.before),
                     win_after: winning_chance(m.after),
                     given_away: m.given_away(),
@@ -107,14 +111,14 @@ fn reviewer_for(args: &ReviewArgs, record: &GameRecord) -> anyhow::Result<Player
 
 /// The game's moves with the reviewer's view of each, `??` where a move gave away at least
 /// `threshold` of a win and `?` at half that, then the largest such move of each side.
-fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, positions: &[Position], reviewer: &str, reviewed: &[ReviewedMove], threshold: f32) -> anyhow::Result<()> {
+fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, reviewer: &str, reviewed: &[ReviewedMove], threshold: f32) -> anyhow::Result<()> {
     let result = match record.result {
         RecordResult::Unfinished => "unfinished".to_string(),
         result => format!("{} ({})", result.token(), record.termination.name()),
     };
     writeln!(out, "game {number}: {} (White) - {} (Black), {result}; reviewed by {reviewer}", record.white, record.black)?;
     writeln!(out, "{:>4}  {:<5}  {:<9}  {:<9}  {:>6}  {:>6}  {:>6}", "ply", "mover", "played", "preferred", "before", "after", "lost")?;
-    for (m, position) in reviewed.iter().zip(positions) {
+    for m in reviewed {
         let mark = if m.given_away() >= threshold {
             "??"
         } else if m.given_away() >= threshold / 2.0 {
@@ -122,13 +126,13 @@ fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, positio
         } else {
             ""
         };
-        let preferred = if m.preferred == m.played { "=".to_string() } else { position.notation(m.preferred) };
+        let preferred = if m.preferred == m.played { "=".to_string() } else { m.position.notation(m.preferred) };
         writeln!(
             out,
             "{:>4}  {:<5}  {:<9}  {:<9}  {:>5.1}%  {:>5.1}%  {:>5.1}%  {mark}",
             m.ply,
             m.mover.to_string(),
-            position.notation(m.played),
+            m.position.notation(m.played),
             preferred,
             100.0 * winning_chance(m.before),
             100.0 * winning_chance(m.after),
@@ -144,8 +148,8 @@ fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, positio
                 100.0 * threshold,
                 100.0 * worst.given_away(),
                 worst.ply,
-                positions[worst.ply - 1].notation(worst.played),
-                positions[worst.ply - 1].notation(worst.preferred)
+                worst.position.notation(worst.played),
+                worst.position.notation(worst.preferred)
             )?,
             _ => writeln!(out, "{side}: no move gave anything away")?,
         }
