@@ -4,7 +4,7 @@
 
 mod common;
 
-use epaminondas::game::{Color, Move, Position, Rules, Status};
+use epaminondas::game::{Color, Position, Rules, Status};
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options};
 use epaminondas::players::greedy::GreedyPlayer;
@@ -14,6 +14,8 @@ use epaminondas::players::{alphabeta, Decision, Limit, Player, PlayerSpec, Rando
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::time::{Duration, Instant};
+
+use common::{forces_win, hands_over_win};
 
 /// White a11 steps onto row 12 (a12 or b12); Black's lone piece can neither capture it (a single
 /// piece captures nothing) nor reach row 1 in one move.
@@ -56,33 +58,6 @@ fn both_colours(text: &str) -> [Position; 2] {
 
 fn depth(d: u32) -> Limit {
     Limit { depth: Some(d), ..Limit::default() }
-}
-
-/// Whether `mv` wins within `moves` moves of the mover whatever the opponent does: the game is
-/// won after it, or every reply leaves a position won at the start of the mover's turn or (with
-/// moves to spare) one with such a move again.
-fn forces_win(position: &Position, mv: Move, moves: u32) -> bool {
-    let me = position.side_to_move();
-    let after = position.play_unchecked(mv);
-    match after.status() {
-        Status::Won { winner, .. } => return winner == me,
-        Status::Draw => return false,
-        Status::Ongoing => {}
-    }
-    after.legal_moves().into_iter().all(|reply| {
-        let next = after.play_unchecked(reply);
-        match next.status() {
-            Status::Won { winner, .. } => winner == me,
-            Status::Draw => false,
-            Status::Ongoing => moves > 1 && next.legal_moves().into_iter().any(|again| forces_win(&next, again, moves - 1)),
-        }
-    })
-}
-
-/// Whether `mv` lets the opponent win by force with its next move.
-fn hands_over_win(position: &Position, mv: Move) -> bool {
-    let after = position.play_unchecked(mv);
-    after.status() == Status::Ongoing && after.legal_moves().iter().any(|reply| forces_win(&after, *reply, 1))
 }
 
 /// The decision's line is playable from `position` and starts with its move.

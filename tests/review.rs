@@ -1,7 +1,10 @@
 //! Reviewing a recorded game: a blunder that hands over a win in one must be marked, with a safe
 //! move preferred, by the library and by `epaminondas review`.
 
-use epaminondas::game::{Color, GameRecord, Move, Position, Status};
+mod common;
+
+use common::{forces_win, hands_over_win};
+use epaminondas::game::{Color, GameRecord, Position, Status};
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{Limit, PlayerSpec};
 use epaminondas::review::{review_game, ReviewError};
@@ -11,25 +14,12 @@ use std::process::Command;
 /// steps through. White's a6 can wander safely. (The position of tests/search.rs.)
 const GUARDED: &str = "14/14/14/14/14/14/w13/14/14/14/7b6/6www5 w";
 
-/// Whether `mv` reaches the far row out of reach: after it, every reply loses.
-fn wins_at_once(position: &Position, mv: Move) -> bool {
-    let mover = position.side_to_move();
-    let next = position.play_unchecked(mv);
-    next.status() == Status::Ongoing && next.legal_moves().iter().all(|&reply| matches!(next.play_unchecked(reply).status(), Status::Won { winner, .. } if winner == mover))
-}
-
-/// Whether after `mv` the opponent has a move that wins at once.
-fn hands_over_win(position: &Position, mv: Move) -> bool {
-    let after = position.play_unchecked(mv);
-    after.legal_moves().iter().any(|&reply| wins_at_once(&after, reply))
-}
-
 /// A game from `GUARDED`: White opens a gap, Black steps through it, White plays on, lost.
 fn blunder_game() -> GameRecord {
     let start: Position = GUARDED.parse().unwrap();
     let blunder = *start.legal_moves().iter().find(|&&mv| hands_over_win(&start, mv)).expect("the position offers a blunder");
     let after = start.play_unchecked(blunder);
-    let step = *after.legal_moves().iter().find(|&&mv| wins_at_once(&after, mv)).unwrap();
+    let step = *after.legal_moves().iter().find(|&&mv| forces_win(&after, mv, 1)).unwrap();
     let last = after.play_unchecked(step);
     let moves = vec![blunder, step, last.legal_moves()[0]];
     let record = GameRecord::new("white", "black", start, moves);
@@ -66,12 +56,11 @@ fn a_player_without_an_evaluation_cannot_review() {
 
 #[test]
 fn the_review_command_marks_the_blunder_and_writes_csv() {
-    let dir = std::env::temp_dir().join(format!("epaminondas-review-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let records = dir.join("games.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let records = dir.path().join("games.txt");
     let record = blunder_game();
     std::fs::write(&records, format!("{record}\n\n{record}\n")).unwrap();
-    let csv = dir.join("review.csv");
+    let csv = dir.path().join("review.csv");
     let binary = env!("CARGO_BIN_EXE_epaminondas");
     let output = Command::new(binary).arg("review").arg(&records).args(["--game", "2", "--player", "alphabeta:depth=3", "--csv"]).arg(&csv).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -91,5 +80,4 @@ fn the_review_command_marks_the_blunder_and_writes_csv() {
     let output = Command::new(binary).arg("review").arg(&records).args(["--player", "alphabeta"]).output().unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("games.txt"), "{}", String::from_utf8_lossy(&output.stderr));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,8 +1,11 @@
 //! Search against positions whose answer the rules decide, with a uniform evaluator (so only the
 //! search's own logic and terminal values can find it), and with a real network for invariants.
 
+mod common;
+
+use common::{forces_win, hands_over_win};
 use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
-use epaminondas::game::{Color, Move, Position, Status};
+use epaminondas::game::{Color, Move, Position};
 use epaminondas::mcts::{Search, SearchConfig};
 use epaminondas::nn::{model::NetConfig, DeviceChoice, Network, Precision};
 use epaminondas::players::{Limit, PlayerSpec};
@@ -11,23 +14,6 @@ use rand::SeedableRng;
 
 fn pos(text: &str) -> Position {
     text.parse().unwrap()
-}
-
-/// Whether `mv` wins by force: after it, every reply leaves the mover winning at the start of
-/// its next turn.
-fn wins_in_one(position: &Position, mv: Move) -> bool {
-    let me = position.side_to_move();
-    let after = position.play_unchecked(mv);
-    if let Status::Won { winner, .. } = after.status() {
-        return winner == me;
-    }
-    after.legal_moves().iter().all(|reply| matches!(after.play_unchecked(*reply).status(), Status::Won { winner, .. } if winner == me))
-}
-
-/// Whether `mv` lets the opponent win in one.
-fn hands_over_win(position: &Position, mv: Move) -> bool {
-    let after = position.play_unchecked(mv);
-    after.status() == Status::Ongoing && after.legal_moves().iter().any(|reply| wins_in_one(&after, *reply))
 }
 
 fn search(position: Position, visits: u32, batch: usize) -> Search {
@@ -41,7 +27,7 @@ fn search(position: Position, visits: u32, batch: usize) -> Search {
 fn finds_a_win_in_one() {
     // White a11 can step onto row 12; Black's lone piece can neither capture it nor reach row 1.
     let p = pos("14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w");
-    let winning: Vec<Move> = p.legal_moves().into_iter().filter(|m| wins_in_one(&p, *m)).collect();
+    let winning: Vec<Move> = p.legal_moves().into_iter().filter(|m| forces_win(&p, *m, 1)).collect();
     assert!(!winning.is_empty() && winning.len() < p.legal_moves().len());
     for batch in [1, 8] {
         let s = search(p, 600, batch);
@@ -72,7 +58,7 @@ fn black_to_move_finds_its_win_too() {
     let p = pos("3b10/14/14/14/7w6/14/14/14/14/14/b13/14 b");
     let s = search(p, 600, 4);
     let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
-    assert!(wins_in_one(&p, chosen), "chose {chosen}");
+    assert!(forces_win(&p, chosen, 1), "chose {chosen}");
     assert_eq!(p.side_to_move(), Color::Black);
 }
 

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use epaminondas::game::{Dir, Move, Position, Square};
+use epaminondas::game::{Dir, Move, Position, Square, Status};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -91,4 +91,31 @@ pub fn random_position(rng: &mut StdRng, rules: epaminondas::game::Rules) -> Pos
 
 pub fn sq(text: &str) -> Square {
     Square::parse(text, 16, 16).expect("test square")
+}
+
+/// Whether `mv` wins within `moves` moves of the mover whatever the opponent does: the game is
+/// won after it, or every reply leaves a position won at the start of the mover's turn or (with
+/// moves to spare) one with such a move again.
+pub fn forces_win(position: &Position, mv: Move, moves: u32) -> bool {
+    let me = position.side_to_move();
+    let after = position.play_unchecked(mv);
+    match after.status() {
+        Status::Won { winner, .. } => return winner == me,
+        Status::Draw => return false,
+        Status::Ongoing => {}
+    }
+    after.legal_moves().into_iter().all(|reply| {
+        let next = after.play_unchecked(reply);
+        match next.status() {
+            Status::Won { winner, .. } => winner == me,
+            Status::Draw => false,
+            Status::Ongoing => moves > 1 && next.legal_moves().into_iter().any(|again| forces_win(&next, again, moves - 1)),
+        }
+    })
+}
+
+/// Whether `mv` lets the opponent win by force with its next move.
+pub fn hands_over_win(position: &Position, mv: Move) -> bool {
+    let after = position.play_unchecked(mv);
+    after.status() == Status::Ongoing && after.legal_moves().iter().any(|reply| forces_win(&after, *reply, 1))
 }
