@@ -7,7 +7,8 @@ use crate::game::{self, Position};
 use crate::nn::optim::Optimizer;
 use crate::nn::{encode_batch, Network, NetError};
 use crate::replay::ReplayBuffer;
-use crate::{selfplay, train};
+use crate::train::{self, Round};
+use crate::selfplay;
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
@@ -146,11 +147,11 @@ pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usiz
     let mut optimizer = Optimizer::new(network, config.training.optimizer_settings());
     let mut rng = StdRng::seed_from_u64(3);
     let lr = config.training.learning_rate_at(1);
-    let _ = train::train(network, &mut optimizer, lr, &buffer, window, 2, &config.training, &mut rng, &|_| {});
+    let _ = train::train(network, &mut optimizer, Round { buffer: &buffer, window, steps: 2, learning_rate: lr }, &config.training, &mut rng, &|_| {});
     let started = Instant::now();
     let mut samples = 0;
     while started.elapsed().as_secs_f64() < seconds || samples == 0 {
-        samples += train::train(network, &mut optimizer, lr, &buffer, window, 5, &config.training, &mut rng, &|_| {}).samples;
+        samples += train::train(network, &mut optimizer, Round { buffer: &buffer, window, steps: 5, learning_rate: lr }, &config.training, &mut rng, &|_| {}).samples;
     }
     let batch_size = config.training.batch_size;
     rows.push(BenchRow::new("training steps (mirror augmentation, forward + backward + AdamW)", Some(batch_size), samples as f64 / started.elapsed().as_secs_f64(), "samples/s"));

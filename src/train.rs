@@ -70,20 +70,27 @@ pub fn losses(network: &Network, batch: &Batch, value_weight: f64, train: bool) 
     (total, policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]), accuracy.double_value(&[]))
 }
 
-/// `steps` optimiser steps on batches from the newest `window` positions of `buffer`.
+/// One call of [`train`]: `steps` optimiser steps at `learning_rate`, on batches drawn from the
+/// newest `window` positions of `buffer`.
+pub struct Round<'a> {
+    pub buffer: &'a ReplayBuffer,
+    pub window: usize,
+    pub steps: usize,
+    pub learning_rate: f64,
+}
+
+/// Trains `network` for one [`Round`], calling `on_step` with the number of steps taken so far.
 pub fn train(
     network: &Network,
     optimizer: &mut Optimizer,
-    learning_rate: f64,
-    buffer: &ReplayBuffer,
-    window: usize,
-    steps: usize,
+    round: Round,
     config: &TrainingConfig,
     rng: &mut impl Rng,
     on_step: &dyn Fn(usize),
 ) -> TrainStats {
     let started = Instant::now();
     let mut stats = TrainStats::default();
+    let Round { buffer, window, steps, learning_rate } = round;
     if buffer.is_empty() {
         return stats;
     }

@@ -6,7 +6,7 @@ use epaminondas::game::{Color, GameRecord, Position, RecordResult};
 use epaminondas::nn::optim::{Optimizer, OptimizerKind, OptimizerSettings};
 use epaminondas::nn::{model::NetConfig, Network};
 use epaminondas::replay::{outcome_for, ReplayBuffer, Sample};
-use epaminondas::train;
+use epaminondas::train::{self, Round};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::path::Path;
@@ -305,9 +305,9 @@ fn training_lowers_the_loss_on_a_fixed_buffer() {
         let rate = if kind == OptimizerKind::Sgd { 0.05 } else { 0.01 };
         let mut optimizer = Optimizer::new(&network, training.optimizer_settings());
         let mut rng = StdRng::seed_from_u64(1);
-        let first = train::train(&network, &mut optimizer, rate, &buffer, 32, 5, &training, &mut rng, &|_| {});
-        let _ = train::train(&network, &mut optimizer, rate, &buffer, 32, 150, &training, &mut rng, &|_| {});
-        let last = train::train(&network, &mut optimizer, rate, &buffer, 32, 5, &training, &mut rng, &|_| {});
+        let first = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: rate }, &training, &mut rng, &|_| {});
+        let _ = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 150, learning_rate: rate }, &training, &mut rng, &|_| {});
+        let last = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: rate }, &training, &mut rng, &|_| {});
         assert!(last.policy_loss < first.policy_loss * 0.5, "{kind:?}: policy loss {} -> {}", first.policy_loss, last.policy_loss);
         assert!(last.value_loss < first.value_loss * 0.5, "{kind:?}: value loss {} -> {}", first.value_loss, last.value_loss);
         assert!(last.value_accuracy > 0.9, "{kind:?}: value accuracy {}", last.value_accuracy);
@@ -325,7 +325,7 @@ fn optimizer_state_survives_a_save_and_load() {
     let settings = training.optimizer_settings();
     let straight = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(5)).unwrap();
     let mut optimizer = Optimizer::new(&straight, settings);
-    train::train(&straight, &mut optimizer, 0.01, &buffer, 32, 10, &training, &mut StdRng::seed_from_u64(2), &|_| {});
+    train::train(&straight, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 10, learning_rate: 0.01 }, &training, &mut StdRng::seed_from_u64(2), &|_| {});
     let path = dir.path().join("optimizer.safetensors");
     optimizer.save(&path).unwrap();
     straight.save(&dir.path().join("net.safetensors"), &Default::default()).unwrap();
@@ -333,8 +333,8 @@ fn optimizer_state_survives_a_save_and_load() {
     let (resumed, _) = Network::load(&dir.path().join("net.safetensors"), tch::Device::Cpu).unwrap();
     let mut reloaded = Optimizer::load(&path, &resumed, settings).unwrap();
     assert_eq!(reloaded.steps(), 10);
-    train::train(&straight, &mut optimizer, 0.01, &buffer, 32, 5, &training, &mut StdRng::seed_from_u64(3), &|_| {});
-    train::train(&resumed, &mut reloaded, 0.01, &buffer, 32, 5, &training, &mut StdRng::seed_from_u64(3), &|_| {});
+    train::train(&straight, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: 0.01 }, &training, &mut StdRng::seed_from_u64(3), &|_| {});
+    train::train(&resumed, &mut reloaded, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: 0.01 }, &training, &mut StdRng::seed_from_u64(3), &|_| {});
     for (name, tensor) in straight.vs.variables() {
         let other = &resumed.vs.variables()[&name];
         assert!(tensor.equal(other), "{name} differs after resuming the optimiser");

@@ -125,7 +125,8 @@ pub enum SprtVerdict {
 
 impl Sprt {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.elo1 > self.elo0) {
+        // Written so that a NaN bound is refused too.
+        if self.elo0.is_nan() || self.elo1.is_nan() || self.elo1 <= self.elo0 {
             return Err(format!("SPRT needs elo0 < elo1, not {} and {}", self.elo0, self.elo1));
         }
         for (name, p) in [("alpha", self.alpha), ("beta", self.beta)] {

@@ -29,7 +29,8 @@ use crate::evaluator::CachedEvaluator;
 use crate::nn::optim::Optimizer;
 use crate::nn::{configure_threads, Network, NetError};
 use crate::replay::{self, ReplayBuffer, ReplayError, Sample};
-use crate::{selfplay, train};
+use crate::train::{self, Round};
+use crate::selfplay;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -237,7 +238,7 @@ impl Run {
         observer.training_started(0, pretraining.steps);
         let learning_rate = config.training.learning_rate_at(0);
         let samples = buffer.len();
-        let stats = train::train(&network, &mut optimizer, learning_rate, &buffer, samples, pretraining.steps, &config.training, &mut rng, &|s| observer.training_step(s));
+        let stats = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: samples, steps: pretraining.steps, learning_rate }, &config.training, &mut rng, &|s| observer.training_step(s));
         let report = PretrainingReport {
             source_run: source_run.to_path_buf(),
             generations: (first, last),
@@ -379,7 +380,7 @@ impl Run {
             observer.training_started(generation, steps);
             drop(evaluator);
             let mut rng = StdRng::seed_from_u64(seed ^ 0x0074_7261_696e);
-            let stats = train::train(&network, &mut optimizer, learning_rate, &buffer, window, steps, &config.training, &mut rng, &|s| observer.training_step(s));
+            let stats = train::train(&network, &mut optimizer, Round { buffer: &buffer, window, steps, learning_rate }, &config.training, &mut rng, &|s| observer.training_step(s));
             network.save(&checkpoint_path(&self.dir, generation), &checkpoint_metadata(&config, generation))?;
             optimizer.save(&optimizer_path(&self.dir, generation))?;
 

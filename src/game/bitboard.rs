@@ -5,7 +5,7 @@
 //! [`crate::game::Geometry::shift`]), which is what keeps rows from wrapping into each other.
 
 use super::square::Square;
-use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not};
+use std::ops::{BitAnd, BitAndAssign, BitOr, BitOrAssign, BitXor, BitXorAssign, Not, Shl, Shr};
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Debug)]
 pub struct Bitboard(pub [u64; 4]);
@@ -49,27 +49,13 @@ impl Bitboard {
         self.0.iter().map(|limb| limb.count_ones()).sum()
     }
 
-    /// Shifts every bit towards higher indices by `n` (0 < n < 64); bits past 255 are lost.
-    #[inline]
-    pub fn shl(self, n: u32) -> Bitboard {
-        let [a, b, c, d] = self.0;
-        Bitboard([a << n, (b << n) | (a >> (64 - n)), (c << n) | (b >> (64 - n)), (d << n) | (c >> (64 - n))])
-    }
-
-    /// Shifts every bit towards lower indices by `n` (0 < n < 64); bits below 0 are lost.
-    #[inline]
-    pub fn shr(self, n: u32) -> Bitboard {
-        let [a, b, c, d] = self.0;
-        Bitboard([(a >> n) | (b << (64 - n)), (b >> n) | (c << (64 - n)), (c >> n) | (d << (64 - n)), d >> n])
-    }
-
     /// Shifts by a signed layout offset (positive: towards higher indices).
     #[inline]
     pub fn shift_by(self, offset: i32) -> Bitboard {
         if offset >= 0 {
-            self.shl(offset as u32)
+            self << offset as u32
         } else {
-            self.shr((-offset) as u32)
+            self >> (-offset) as u32
         }
     }
 
@@ -121,6 +107,28 @@ impl Iterator for Squares {
             self.limb += 1;
         }
         None
+    }
+}
+
+/// Shifts every bit towards higher indices by `n` (0 < n < 64); bits past 255 are lost.
+impl Shl<u32> for Bitboard {
+    type Output = Bitboard;
+
+    #[inline]
+    fn shl(self, n: u32) -> Bitboard {
+        let [a, b, c, d] = self.0;
+        Bitboard([a << n, (b << n) | (a >> (64 - n)), (c << n) | (b >> (64 - n)), (d << n) | (c >> (64 - n))])
+    }
+}
+
+/// Shifts every bit towards lower indices by `n` (0 < n < 64); bits below 0 are lost.
+impl Shr<u32> for Bitboard {
+    type Output = Bitboard;
+
+    #[inline]
+    fn shr(self, n: u32) -> Bitboard {
+        let [a, b, c, d] = self.0;
+        Bitboard([(a >> n) | (b << (64 - n)), (b >> n) | (c << (64 - n)), (c >> n) | (d << (64 - n)), d >> n])
     }
 }
 

@@ -98,8 +98,11 @@ impl Position {
     }
 }
 
-/// One row's pieces as (column, colour, or `None` for a stone), and its width.
-fn parse_row(text: &str, row: usize) -> Result<(Vec<(usize, Option<Color>)>, usize), ParsePositionError> {
+/// One row's pieces as (column, colour, or `None` for a stone).
+type RowCells = Vec<(usize, Option<Color>)>;
+
+/// One row's pieces and its width.
+fn parse_row(text: &str, row: usize) -> Result<(RowCells, usize), ParsePositionError> {
     let mut cells = Vec::new();
     let mut column = 0usize;
     let mut chars = text.char_indices().peekable();

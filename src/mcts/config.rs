@@ -59,7 +59,7 @@ impl SearchConfig {
             return Err(format!("c_puct must be a positive number, not {}", self.c_puct));
         }
         if let RootNoise::Dirichlet { alpha_total, weight } = self.root_noise {
-            if !(alpha_total > 0.0) || !(0.0..=1.0).contains(&weight) {
+            if alpha_total.is_nan() || alpha_total <= 0.0 || !(0.0..=1.0).contains(&weight) {
                 return Err(format!("Dirichlet noise needs alpha_total > 0 and weight in [0, 1], not {alpha_total} and {weight}"));
             }
         }

@@ -153,11 +153,15 @@ impl ResBlock {
     }
 
     fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
-        let mut hidden = self.first.forward(xs, train).relu();
-        if let Some(linear) = &self.pool_bias {
-            let bias = global_pool(&hidden).apply(linear);
-            hidden = hidden + bias.unsqueeze(-1).unsqueeze(-1);
-        }
+        let hidden = self.first.forward(xs, train).relu();
+        // Out of place: relu's backward reads its output, which an in-place `+=` would overwrite.
+        let hidden = match &self.pool_bias {
+            Some(linear) => {
+                let bias = global_pool(&hidden).apply(linear);
+                hidden + bias.unsqueeze(-1).unsqueeze(-1)
+            }
+            None => hidden,
+        };
         (xs + self.second.forward(&hidden, train)).relu()
     }
 }
