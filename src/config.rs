@@ -2,7 +2,7 @@
 //! keys, checked by `validate` before anything runs.
 
 use crate::game::Rules;
-use crate::mcts::SearchConfig;
+use crate::mcts::{RootSearch, SearchConfig};
 use crate::nn::model::NetConfig;
 use crate::nn::optim::{OptimizerKind, OptimizerSettings};
 use crate::nn::{DeviceChoice, Precision};
@@ -106,6 +106,12 @@ pub struct SelfPlayConfig {
     /// window) repeated a few moves with nothing at stake.
     #[serde(default)]
     pub stall_plies: Option<u16>,
+    /// How the root is searched: `{ kind = "puct" }` (the default) or `{ kind = "gumbel",
+    /// considered = 16 }`. With Gumbel, full and fast searches both play the halving plan's
+    /// choice (no Dirichlet noise, no temperature), and full searches record the improved
+    /// policy as their target instead of the visit counts.
+    #[serde(default)]
+    pub root_search: RootSearch,
 }
 
 /// The value target of a self-play game that reached the ply cap. The game has no draw rule;
@@ -264,6 +270,11 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&s.full_search_probability) || s.full_search_probability == 0.0 {
             return invalid(format!("selfplay.full_search_probability must be in (0, 1], not {}", s.full_search_probability));
+        }
+        if let RootSearch::Gumbel { considered } = s.root_search {
+            if considered < 2 {
+                return invalid(format!("selfplay.root_search: a Gumbel search must consider at least 2 moves, not {considered}"));
+            }
         }
         if s.full_visits < 2 || s.fast_visits < 1 || s.fast_visits > s.full_visits {
             return invalid(format!("selfplay visits: need full_visits >= 2 and 1 <= fast_visits <= full_visits (got {} and {})", s.full_visits, s.fast_visits));

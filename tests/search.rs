@@ -328,3 +328,107 @@ fn the_draw_value_is_the_same_for_both_sides() {
     let bad = SearchConfig { draw_value: -1.5, ..SearchConfig::default() };
     assert!(bad.validate().unwrap_err().contains("draw_value"));
 }
+
+// Gumbel search at the root (self-play's `root_search = { kind = "gumbel" }`).
+
+/// Uniform priors and a material count for the side to move: a search guided by it prefers
+/// captures, so its searched values differ from move to move.
+struct Material;
+
+impl Evaluator for Material {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        batch
+            .iter()
+            .map(|r| {
+                let side = r.position.side_to_move();
+                let lead = r.position.pieces(side).count() as f32 - r.position.pieces(side.opponent()).count() as f32;
+                Evaluation { priors: vec![1.0 / r.moves.len() as f32; r.moves.len()], value: (0.5 * lead).tanh(), draw: 0.0 }
+            })
+            .collect()
+    }
+}
+
+fn root_visits(search: &Search) -> Vec<u32> {
+    let mut visits: Vec<u32> = search.summary().moves.iter().map(|&(_, n, _, _)| n).filter(|&n| n > 0).collect();
+    visits.sort_unstable_by(|a, b| b.cmp(a));
+    visits
+}
+
+#[test]
+fn a_gumbel_search_spends_its_budget_by_sequential_halving() {
+    // 8 moves drawn, 64 simulations, three phases: 64 / (3 * 8) = 2 visits for each of 8, then
+    // 5 more for each of 4, then 10 more for each of 2.
+    let start = Position::start(Default::default()).unwrap();
+    for batch in [1, 8] {
+        let mut search = Search::new(start, SearchConfig::default());
+        let mut rng = StdRng::seed_from_u64(5);
+        let chosen = search.run_halving(&mut UniformEvaluator, 64, 8, batch, &mut rng).unwrap();
+        assert_eq!(root_visits(&search), vec![17, 17, 7, 7, 2, 2, 2, 2], "batch {batch}");
+        let finalists: Vec<Move> = search.summary().moves.iter().filter(|&&(_, n, _, _)| n == 17).map(|&(mv, ..)| mv).collect();
+        assert!(finalists.contains(&chosen), "batch {batch}: the choice is one of the last two");
+        assert_eq!(search.halving_choice(), Some(chosen));
+
+        // A reused subtree keeps its visits; the next plan spends its own budget on top.
+        search.advance(chosen);
+        let before: u32 = search.summary().moves.iter().map(|&(_, n, _, _)| n).sum();
+        assert!(before > 0, "batch {batch}: the subtree under the move played was kept");
+        assert!(!search.halving_begun(), "advancing ends the plan");
+        search.run_halving(&mut UniformEvaluator, 64, 8, batch, &mut rng).unwrap();
+        let after: u32 = search.summary().moves.iter().map(|&(_, n, _, _)| n).sum();
+        assert_eq!(after - before, 56, "batch {batch}");
+    }
+}
+
+#[test]
+fn a_gumbel_search_takes_a_proven_win_and_learns_only_it() {
+    let p = pos("14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w");
+    let mut search = Search::new(p, SearchConfig::default());
+    let chosen = search.run_halving(&mut UniformEvaluator, 32, 4, 1, &mut StdRng::seed_from_u64(1)).unwrap();
+    assert!(forces_win(&p, chosen, 1), "chose {chosen}");
+    let policy = search.improved_policy();
+    assert_eq!(policy.iter().filter(|&&(_, w)| w > 0.0).map(|&(mv, w)| (mv, w)).collect::<Vec<_>>(), vec![(chosen, 1.0)]);
+}
+
+#[test]
+fn a_gumbel_target_gives_proven_losses_nothing_however_strong_their_prior() {
+    // The position of `a_lost_move_does_not_win_the_vote_however_strong_its_prior`: only four
+    // captures save White, and the evaluator puts 0.9 of its prior on a move that loses. Without
+    // the forced-result pruning every move is searched once and each loss is proven.
+    let before = pos("1bbbbb4b1bb/b1bbb1bb2bb2/2b1b3bb4/3b4bbb3/3ww4b4/4w4b4/4w4b4/14/3w10/14/www3www2www/www4ww1wwww b 17");
+    let p = before.play(before.parse_move("j10-j5").unwrap()).unwrap();
+    let captures = ["h1xi1", "l1xk1", "m1xl1", "n1xm1"];
+    let config = SearchConfig { forced_results: false, ..SearchConfig::default() };
+    let mut search = Search::new(p, config);
+    let blunder = p.parse_move("d4-d5").unwrap();
+    let moves = p.legal_moves().len();
+    let chosen = search.run_halving(&mut Infatuated { favourite: blunder, weight: 0.9 }, 4 * moves as u32, moves, 8, &mut StdRng::seed_from_u64(3)).unwrap();
+    assert!(captures.contains(&p.notation(chosen).as_str()), "chose {}", p.notation(chosen));
+    let policy = search.improved_policy();
+    assert_eq!(policy.len(), moves);
+    let on_captures: f32 = policy.iter().filter(|(mv, _)| captures.contains(&p.notation(*mv).as_str())).map(|&(_, w)| w).sum();
+    assert!((on_captures - 1.0).abs() < 1e-5, "the captures hold all the weight, not {on_captures}");
+}
+
+#[test]
+fn the_gumbel_target_follows_the_searched_values() {
+    // With equal priors the improved policy ranks moves by their searched values: its favourite
+    // is the best-valued move, and it sums to 1.
+    let positions = common::random_game(Position::start(Default::default()).unwrap(), 3, 80);
+    let mut checked = 0;
+    for p in positions.iter().filter(|p| !p.side_to_move_has_won() && p.legal_moves().iter().any(|&m| p.check(m).map(|e| e.captured > 0).unwrap_or(false))).take(3) {
+        let moves = p.legal_moves().len();
+        let mut search = Search::new(*p, SearchConfig::default());
+        search.run_halving(&mut Material, 3 * moves as u32, moves, 8, &mut StdRng::seed_from_u64(9)).unwrap();
+        let policy = search.improved_policy();
+        assert!((policy.iter().map(|&(_, w)| w).sum::<f32>() - 1.0).abs() < 1e-4);
+        let summary = search.summary();
+        let best_value = summary.moves.iter().filter(|&&(_, n, _, _)| n > 0).map(|&(_, _, _, q)| q).fold(f32::NEG_INFINITY, f32::max);
+        let favourite = policy.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
+        let favourite_value = summary.moves.iter().find(|&&(mv, ..)| mv == favourite).map(|&(_, _, _, q)| q).unwrap();
+        assert!((favourite_value - best_value).abs() < 1e-6, "favourite {} has value {favourite_value}, the best {best_value}", p.notation(favourite));
+        let spread = summary.moves.iter().filter(|&&(_, n, _, _)| n > 0).map(|&(_, _, _, q)| q).fold(f32::INFINITY, f32::min);
+        assert!(spread < best_value, "the material evaluator must tell moves apart here");
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+}

@@ -196,6 +196,35 @@ fn self_play_resumes_a_generation_from_its_journal() {
     assert!(!dir.path().join("selfplay/gen-000001").exists(), "another generation's journal is cleared");
 }
 
+#[test]
+fn gumbel_self_play_plays_its_plans_and_records_their_policies() {
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::mcts::RootSearch;
+    use epaminondas::selfplay::play_games;
+    let mut config = smoke();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")).unwrap();
+    let parsed = Config::parse(&text.replace("random_opening_plies = 2", "random_opening_plies = 2\nroot_search = { kind = \"gumbel\", considered = 4 }"), "x.toml").unwrap();
+    assert_eq!(parsed.selfplay.root_search, RootSearch::Gumbel { considered: 4 });
+    config.selfplay.root_search = RootSearch::Gumbel { considered: 4 };
+    config.selfplay.full_search_probability = 1.0;
+    let play = || play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 5, "test", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(())).unwrap();
+    let output = play();
+    assert_eq!(output.stats.games, 4);
+    // Every searched move is recorded, with the full budget of 8: 4 moves drawn, one visit
+    // each, then 2 more for each of the better two (a reused subtree adds to the root's visits,
+    // not to the plan's).
+    let searched = output.samples.len() as u64;
+    assert!(searched > 0);
+    assert!(output.stats.simulations >= 8 * searched && output.stats.simulations <= 8 * searched + 4 * output.stats.games as u64, "{} simulations for {searched} searches", output.stats.simulations);
+    for sample in &output.samples {
+        let total: f32 = sample.policy.iter().map(|&(_, p)| p).sum();
+        assert!((total - 1.0).abs() < 1e-4, "a policy target sums to {total}");
+        assert!(sample.policy.len() <= sample.position.legal_moves().len());
+    }
+    let again = play();
+    assert_eq!(output.records, again.records, "a game is a function of its seed");
+}
+
 fn metrics_generations_safe(dir: &Path) -> usize {
     epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).map(|r| r.len()).unwrap_or(0)
 }
@@ -217,6 +246,11 @@ fn bad_configs_are_named() {
     assert!(Config::parse(&precision, "x.toml").unwrap_err().to_string().contains("f16"));
     let bf16 = text.replace("device = \"cpu\"", "device = \"cpu\"\nprecision = \"bf16\"");
     assert_eq!(Config::parse(&bf16, "x.toml").unwrap().run.precision, epaminondas::nn::Precision::Bf16);
+    let gumbel = text.replace("random_opening_plies = 2", "random_opening_plies = 2\nroot_search = { kind = \"gumbel\", considered = 1 }");
+    assert_ne!(gumbel, text);
+    assert!(Config::parse(&gumbel, "x.toml").unwrap_err().to_string().contains("root_search"));
+    let typo = text.replace("random_opening_plies = 2", "random_opening_plies = 2\nroot_search = { kind = \"gumbal\", considered = 8 }");
+    assert!(Config::parse(&typo, "x.toml").unwrap_err().to_string().contains("gumbal"));
     // The shipped default config is valid.
     Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml"))).unwrap();
 }
