@@ -64,8 +64,9 @@ pub enum Gathered {
     Leaf { token: LeafToken, request: EvalRequest },
     /// The walk ended in a finished game; its exact value was backed up at once.
     Terminal,
-    /// The walk reached a leaf already waiting for evaluation; nothing changed. Evaluate what
-    /// is pending before gathering more from this tree.
+    /// The walk reached a leaf already waiting for evaluation, or a halving plan wants no visit
+    /// until the leaves in flight are back (or at all, once finished); nothing changed. Evaluate
+    /// what is pending before gathering more from this tree.
     Collision,
 }
 
