@@ -348,7 +348,7 @@ impl Evaluator for Material {
     }
 }
 
-fn root_visits(search: &Search) -> Vec<u32> {
+fn visits_by_move(search: &Search) -> Vec<u32> {
     let mut visits: Vec<u32> = search.summary().moves.iter().map(|&(_, n, _, _)| n).filter(|&n| n > 0).collect();
     visits.sort_unstable_by(|a, b| b.cmp(a));
     visits
@@ -363,7 +363,7 @@ fn a_gumbel_search_spends_its_budget_by_sequential_halving() {
         let mut search = Search::new(start, SearchConfig::default());
         let mut rng = StdRng::seed_from_u64(5);
         let chosen = search.run_halving(&mut UniformEvaluator, 64, 8, batch, &mut rng).unwrap();
-        assert_eq!(root_visits(&search), vec![17, 17, 7, 7, 2, 2, 2, 2], "batch {batch}");
+        assert_eq!(visits_by_move(&search), vec![17, 17, 7, 7, 2, 2, 2, 2], "batch {batch}");
         let finalists: Vec<Move> = search.summary().moves.iter().filter(|&&(_, n, _, _)| n == 17).map(|&(mv, ..)| mv).collect();
         assert!(finalists.contains(&chosen), "batch {batch}: the choice is one of the last two");
         assert_eq!(search.halving_choice(), Some(chosen));

@@ -33,6 +33,13 @@ pub(super) struct RootMove {
     pub lost: bool,
 }
 
+impl RootMove {
+    /// The prior as a logit, finite for a prior of 0.
+    fn log_prior(&self) -> f32 {
+        self.prior.max(f32::MIN_POSITIVE).ln()
+    }
+}
+
 /// One search's sequential halving over the root's moves.
 #[derive(Clone, Debug)]
 pub(super) struct HalvingPlan {
@@ -56,7 +63,7 @@ impl HalvingPlan {
     /// A move already proven won ends the plan at once; moves proven lost are not drawn
     /// unless nothing else is left.
     pub fn new(moves: &[RootMove], root_value: f32, budget: u32, considered: usize, rng: &mut impl Rng) -> HalvingPlan {
-        let noisy_logits: Vec<f32> = moves.iter().map(|m| gumbel(rng) + m.prior.max(f32::MIN_POSITIVE).ln()).collect();
+        let noisy_logits: Vec<f32> = moves.iter().map(|m| gumbel(rng) + m.log_prior()).collect();
         let mut candidates: Vec<usize> = (0..moves.len()).filter(|&i| !moves[i].lost).collect();
         if candidates.is_empty() {
             candidates = (0..moves.len()).collect();
@@ -146,7 +153,7 @@ pub(super) fn improved_policy(moves: &[RootMove], root_value: f32) -> Vec<f32> {
     let logits: Vec<f32> = transformed_values(moves, root_value)
         .iter()
         .zip(moves)
-        .map(|(sigma, m)| if m.lost && !all_lost { f32::NEG_INFINITY } else { sigma + m.prior.max(f32::MIN_POSITIVE).ln() })
+        .map(|(sigma, m)| if m.lost && !all_lost { f32::NEG_INFINITY } else { sigma + m.log_prior() })
         .collect();
     let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let weights: Vec<f32> = logits.iter().map(|l| (l - top).exp()).collect();

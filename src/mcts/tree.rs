@@ -610,19 +610,8 @@ impl Search {
             }
         }
         while !self.halving_finished() {
-            let mut leaves = Vec::new();
-            while leaves.len() < batch.max(1) {
-                match self.gather() {
-                    Gathered::Leaf { token, request } => leaves.push((token, request)),
-                    Gathered::Terminal => {}
-                    Gathered::Collision => break,
-                }
-            }
-            let requests: Vec<EvalRequest> = leaves.iter().map(|(_, r)| r.clone()).collect();
-            let evaluations = if requests.is_empty() { Vec::new() } else { evaluator.evaluate(&requests) };
-            for ((token, request), evaluation) in leaves.into_iter().zip(evaluations) {
-                self.apply(token, request, evaluation, rng);
-            }
+            // The plan, not a count of walks, says when to stop.
+            self.search_round(evaluator, batch, u32::MAX, rng);
         }
         self.halving_choice()
     }
@@ -635,24 +624,32 @@ impl Search {
             return;
         }
         while self.root_visits() < visits {
-            let mut leaves = Vec::new();
-            let mut budget = visits - self.root_visits();
-            while leaves.len() < batch.max(1) && budget > 0 {
-                match self.gather() {
-                    Gathered::Leaf { token, request } => leaves.push((token, request)),
-                    Gathered::Terminal => {}
-                    Gathered::Collision => break,
-                }
-                budget -= 1;
+            let walks = visits - self.root_visits();
+            self.search_round(evaluator, batch, walks, rng);
+        }
+    }
+
+    /// One network call's worth of search: up to `walks` walks from the root (a finished game
+    /// ends one at once), stopping at `batch` leaves or a collision, then the leaves evaluated
+    /// together and backed up.
+    fn search_round(&mut self, evaluator: &mut dyn Evaluator, batch: usize, walks: u32, rng: &mut impl Rng) {
+        let mut leaves = Vec::new();
+        let mut walks = walks;
+        while leaves.len() < batch.max(1) && walks > 0 {
+            match self.gather() {
+                Gathered::Leaf { token, request } => leaves.push((token, request)),
+                Gathered::Terminal => {}
+                Gathered::Collision => break,
             }
-            if leaves.is_empty() {
-                continue;
-            }
-            let requests: Vec<EvalRequest> = leaves.iter().map(|(_, r)| r.clone()).collect();
-            let evaluations = evaluator.evaluate(&requests);
-            for ((token, request), evaluation) in leaves.into_iter().zip(evaluations) {
-                self.apply(token, request, evaluation, rng);
-            }
+            walks -= 1;
+        }
+        if leaves.is_empty() {
+            return;
+        }
+        let requests: Vec<EvalRequest> = leaves.iter().map(|(_, r)| r.clone()).collect();
+        let evaluations = evaluator.evaluate(&requests);
+        for ((token, request), evaluation) in leaves.into_iter().zip(evaluations) {
+            self.apply(token, request, evaluation, rng);
         }
     }
 }
