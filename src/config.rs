@@ -174,6 +174,12 @@ pub struct TrainingConfig {
     pub max_grad_norm: f64,
     /// Mirror each training sample left-right with probability 1/2.
     pub mirror_augmentation: bool,
+    /// The share of the value target taken from the search's chances at the position rather
+    /// than the game's result: the result is one noisy draw of a long game, the search's view
+    /// is a lower-variance estimate (biased by what the network does not yet know). Optional;
+    /// 0 (the result alone) when left out.
+    #[serde(default)]
+    pub search_value_share: f64,
 }
 
 impl TrainingConfig {
@@ -303,6 +309,9 @@ impl Config {
         }
         if t.weight_decay < 0.0 || t.value_loss_weight < 0.0 || t.max_grad_norm <= 0.0 {
             return invalid("training: weight_decay and value_loss_weight must be >= 0, max_grad_norm > 0".into());
+        }
+        if !(0.0..=1.0).contains(&t.search_value_share) {
+            return invalid(format!("training.search_value_share must be in [0, 1], not {}", t.search_value_share));
         }
         Ok(())
     }

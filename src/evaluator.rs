@@ -23,6 +23,29 @@ pub struct Evaluation {
     pub draw: f32,
 }
 
+/// Chances of a win, a draw and a loss for one side, summing to 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Wdl {
+    pub win: f32,
+    pub draw: f32,
+    pub loss: f32,
+}
+
+impl Wdl {
+    /// The chances whose expected result is `value` (win - loss) with `draw` drawn, clamped
+    /// into range so that rounding cannot make a chance negative.
+    pub fn from_value_and_draw(value: f32, draw: f32) -> Wdl {
+        let draw = draw.clamp(0.0, 1.0);
+        let win = ((1.0 - draw + value) / 2.0).clamp(0.0, 1.0 - draw);
+        Wdl { win, draw, loss: 1.0 - draw - win }
+    }
+
+    /// A finished game's result for the side to move: +1 won, 0 drawn, -1 lost.
+    pub fn certain(value: f32) -> Wdl {
+        Wdl { win: (value > 0.0) as u8 as f32, draw: (value == 0.0) as u8 as f32, loss: (value < 0.0) as u8 as f32 }
+    }
+}
+
 /// Evaluates batches. Implementations may hold non-`Sync` state (a libtorch module), so one
 /// evaluator lives on one thread and the callers batch their requests to it.
 pub trait Evaluator {

@@ -2,12 +2,15 @@
 //!
 //! Each generation's samples are one chunk file `replay/gen-NNNNNN.bin`, written atomically;
 //! the buffer is the most recent chunks that fill the window. Chunk layout (little endian):
-//! `EPAMREP1`, width u8, height u8, count u32, then per sample: white and black bitboards
+//! `EPAMREP2`, width u8, height u8, count u32, then per sample: white and black bitboards
 //! (4 x u64 each), in the stones variant the stones' bitboard too (only there, so standard
-//! chunks are unchanged), side u8, ply u16, outcome i8 (for the side to move), move count u16,
-//! then (policy index u16, probability f32) per move.
+//! chunks are unchanged), side u8, ply u16, outcome i8 (for the side to move), the searched
+//! chances as a flag u8 (1 when present) and then win, draw and loss f32, move count u16,
+//! then (policy index u16, probability f32) per move. Chunks of `EPAMREP1`, written before the
+//! searched chances were kept, are the same without the flag and the chances, and still read.
 
 use crate::encode;
+use crate::evaluator::Wdl;
 use crate::game::{Bitboard, Color, Position, RecordResult, Rules};
 use rand::Rng;
 use std::path::{Path, PathBuf};
@@ -20,6 +23,9 @@ pub struct Sample {
     pub policy: Vec<(u16, f32)>,
     /// The game's result for the side to move here: +1 won, 0 drawn, -1 lost.
     pub outcome: i8,
+    /// The search's chances for the side to move here, which training can blend into the
+    /// value target (`search_value_share`). None in chunks written before they were kept.
+    pub searched: Option<Wdl>,
 }
 
 /// The result of a game from the view of `side`. The one place where a result becomes a value
@@ -40,7 +46,9 @@ pub enum ReplayError {
     Corrupt { path: PathBuf, problem: String },
 }
 
-const MAGIC: &[u8; 8] = b"EPAMREP1";
+const MAGIC: &[u8; 8] = b"EPAMREP2";
+/// The layout before the searched chances.
+const MAGIC_V1: &[u8; 8] = b"EPAMREP1";
 
 pub fn encode_chunk(samples: &[Sample], rules: &Rules) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 + samples.len() * 200);
@@ -62,6 +70,12 @@ pub fn encode_chunk(samples: &[Sample], rules: &Rules) -> Vec<u8> {
         out.push(sample.position.side_to_move().index() as u8);
         out.extend_from_slice(&sample.position.ply().to_le_bytes());
         out.push(sample.outcome as u8);
+        out.push(sample.searched.is_some() as u8);
+        if let Some(Wdl { win, draw, loss }) = sample.searched {
+            for chance in [win, draw, loss] {
+                out.extend_from_slice(&chance.to_le_bytes());
+            }
+        }
         out.extend_from_slice(&(sample.policy.len() as u16).to_le_bytes());
         for (index, p) in &sample.policy {
             out.extend_from_slice(&index.to_le_bytes());
@@ -104,9 +118,11 @@ impl Reader<'_> {
 fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>, ReplayError> {
     let corrupt = |problem: String| ReplayError::Corrupt { path: path.to_path_buf(), problem };
     let mut r = Reader { bytes, at: 0, path };
-    if r.take(8)? != MAGIC {
-        return Err(corrupt("not a replay chunk (bad magic)".into()));
-    }
+    let has_searched = match r.take(8)? {
+        magic if magic == MAGIC => true,
+        magic if magic == MAGIC_V1 => false,
+        _ => return Err(corrupt("not a replay chunk (bad magic)".into())),
+    };
     let (width, height) = (r.u8()?, r.u8()?);
     if (width, height) != (rules.width, rules.height) {
         return Err(corrupt(format!("made for a {width}x{height} board, the run plays {}x{}", rules.width, rules.height)));
@@ -140,6 +156,18 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
         if !(-1..=1).contains(&outcome) {
             return Err(corrupt(format!("sample {i}: outcome {outcome}")));
         }
+        let searched = match if has_searched { r.u8()? } else { 0 } {
+            0 => None,
+            1 => {
+                let (win, draw, loss) = (r.f32()?, r.f32()?, r.f32()?);
+                let in_range = [win, draw, loss].iter().all(|c| (0.0..=1.0).contains(c));
+                if !in_range || (win + draw + loss - 1.0).abs() > 1e-3 {
+                    return Err(corrupt(format!("sample {i}: searched chances ({win}, {draw}, {loss}) are not a distribution")));
+                }
+                Some(Wdl { win, draw, loss })
+            }
+            other => return Err(corrupt(format!("sample {i}: searched-chances flag {other}"))),
+        };
         let moves = r.u16()? as usize;
         let mut policy = Vec::with_capacity(moves);
         for _ in 0..moves {
@@ -150,7 +178,7 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
             }
             policy.push((index, p));
         }
-        samples.push(Sample { position, policy, outcome });
+        samples.push(Sample { position, policy, outcome, searched });
     }
     if r.at != bytes.len() {
         return Err(corrupt(format!("{} bytes after the last sample", bytes.len() - r.at)));

@@ -4,7 +4,7 @@
 
 use crate::config::{CappedGames, SelfPlayConfig};
 use crate::encode;
-use crate::evaluator::{EvalRequest, Evaluator};
+use crate::evaluator::{EvalRequest, Evaluator, Wdl};
 use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termination};
 use crate::mcts::{Gathered, LeafToken, RootSearch, Search, SearchConfig};
 use crate::replay::{outcome_for, Sample};
@@ -40,8 +40,9 @@ struct Game {
     rng: StdRng,
     start: Position,
     moves: Vec<Move>,
-    /// Positions with their search targets, waiting for the game's result.
-    targets: Vec<(Position, Vec<(u16, f32)>)>,
+    /// Positions with their search targets (policy, and the searched chances), waiting for
+    /// the game's result.
+    targets: Vec<(Position, Vec<(u16, f32)>, Option<Wdl>)>,
     /// Whether the current move gets a full search (recorded) or a fast one.
     full: bool,
     opening_plies: u16,
@@ -141,10 +142,11 @@ impl Game {
         }
     }
 
-    /// Records `position` with its policy target, for the game's result to complete.
+    /// Records `position` with its policy target and the root's searched chances, for the
+    /// game's result to complete.
     fn record_target(&mut self, position: Position, policy: impl Iterator<Item = (Move, f32)>) {
         let policy = policy.map(|(mv, p)| (encode::move_index(&position, mv) as u16, p)).collect();
-        self.targets.push((position, policy));
+        self.targets.push((position, policy, self.search.root_wdl()));
     }
 
     fn gather(&mut self, leaves: usize) -> Vec<(LeafToken, EvalRequest)> {
@@ -169,7 +171,7 @@ impl Game {
         let samples = self
             .targets
             .into_iter()
-            .map(|(position, policy)| Sample { outcome: outcome_for(scored, position.side_to_move()), position, policy })
+            .map(|(position, policy, searched)| Sample { outcome: outcome_for(scored, position.side_to_move()), position, policy, searched })
             .collect();
         (record, samples)
     }

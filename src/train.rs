@@ -5,6 +5,7 @@ use crate::config::TrainingConfig;
 use crate::encode;
 use crate::nn::optim::Optimizer;
 use crate::nn::{encode_batch, Network};
+use crate::evaluator::Wdl;
 use crate::replay::{ReplayBuffer, Sample};
 use rand::Rng;
 use std::time::Instant;
@@ -26,16 +27,32 @@ pub struct TrainStats {
     pub seconds: f64,
 }
 
-/// A batch as tensors: inputs, dense policy targets, value classes (0 win, 1 draw, 2 loss).
+/// A batch as tensors: inputs, dense policy targets, value targets (chances of a win, a draw
+/// and a loss) and the games' results as classes (0 win, 1 draw, 2 loss).
 pub struct Batch {
     pub inputs: Tensor,
     pub policy: Tensor,
+    pub value: Tensor,
     pub value_class: Tensor,
+}
+
+/// A sample's value target: its game's result, with `search_value_share` of it replaced by the
+/// search's chances where the sample has them.
+pub fn value_target(sample: &Sample, search_value_share: f64) -> [f32; 3] {
+    let mut target = [0.0; 3];
+    target[(1 - sample.outcome as i64).clamp(0, 2) as usize] = 1.0;
+    if let Some(Wdl { win, draw, loss }) = sample.searched {
+        let share = search_value_share as f32;
+        for (t, searched) in target.iter_mut().zip([win, draw, loss]) {
+            *t = (1.0 - share) * *t + share * searched;
+        }
+    }
+    target
 }
 
 /// Builds a batch from samples for a network reading `inputs`, mirroring each left-right when
 /// `mirror` says so.
-pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, device: tch::Device) -> Batch {
+pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, search_value_share: f64, device: tch::Device) -> Batch {
     let first = &samples[0].position;
     let (width, height) = (first.rules().width, first.rules().height);
     let positions: Vec<_> = samples.iter().zip(mirror).map(|(s, &m)| if m { s.position.mirrored() } else { s.position }).collect();
@@ -49,21 +66,24 @@ pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, 
             policy[i * policy_size + index] = p;
         }
     }
+    let value: Vec<f32> = samples.iter().flat_map(|s| value_target(s, search_value_share)).collect();
     let value_class: Vec<i64> = samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
     let b = samples.len() as i64;
     Batch {
         inputs: Tensor::from_slice(&planes).view([b, inputs.planes() as i64, height as i64, width as i64]).to_device(device),
         policy: Tensor::from_slice(&policy).view([b, policy_size as i64]).to_device(device),
+        value: Tensor::from_slice(&value).view([b, 3]).to_device(device),
         value_class: Tensor::from_slice(&value_class).to_device(device),
     }
 }
 
-/// Losses of `network` on a batch: (total, policy, value, entropy, accuracy).
+/// Losses of `network` on a batch: (total, policy, value, entropy, accuracy). The value loss is
+/// the cross-entropy against the value target; the accuracy is against the games' results.
 pub fn losses(network: &Network, batch: &Batch, value_weight: f64, train: bool) -> (Tensor, f64, f64, f64, f64) {
     let (logits, wdl) = network.model.forward_t(&batch.inputs, train);
     let log_policy = logits.log_softmax(-1, Kind::Float);
     let policy_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
-    let value_loss = wdl.cross_entropy_for_logits(&batch.value_class);
+    let value_loss = -(&batch.value * wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
     let entropy = -(log_policy.exp() * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
     let accuracy = wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
     let total = &policy_loss + value_weight * &value_loss;
@@ -97,7 +117,7 @@ pub fn train(
     for step in 0..steps {
         let samples: Vec<&Sample> = (0..config.batch_size).map(|_| buffer.sample(window, rng)).collect();
         let mirror: Vec<bool> = samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
-        let batch = make_batch(&samples, &mirror, network.config.inputs(), network.device());
+        let batch = make_batch(&samples, &mirror, network.config.inputs(), config.search_value_share, network.device());
         let (loss, policy, value, entropy, accuracy) = losses(network, &batch, config.value_loss_weight, true);
         optimizer.zero_grad();
         loss.backward();

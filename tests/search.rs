@@ -4,7 +4,7 @@
 mod common;
 
 use common::{forces_win, hands_over_win};
-use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
+use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator, Wdl};
 use epaminondas::game::{Color, Move, Position};
 use epaminondas::mcts::{Search, SearchConfig};
 use epaminondas::nn::{model::NetConfig, DeviceChoice, Network, Precision};
@@ -34,6 +34,7 @@ fn finds_a_win_in_one() {
         let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
         assert!(winning.contains(&chosen), "batch {batch}: chose {chosen}, winning moves {winning:?}");
         assert!(s.summary().value > 0.5, "the root value must see the win: {}", s.summary().value);
+        assert_eq!(s.root_wdl(), Some(Wdl::certain(1.0)), "batch {batch}: a proven win is certain");
     }
 }
 
@@ -227,6 +228,9 @@ fn finished_root_is_not_searched() {
     let s = search(won, 50, 4);
     assert!(s.root_is_terminal());
     assert_eq!(s.choose_move(0.0, &mut StdRng::seed_from_u64(1)), None);
+    assert_eq!(s.root_wdl(), Some(Wdl::certain(1.0)));
+    // An unsearched root has no searched chances yet.
+    assert_eq!(Search::new(Position::standard(), SearchConfig::default()).root_wdl(), None);
 }
 
 #[test]
@@ -307,6 +311,14 @@ fn the_draw_value_is_the_same_for_both_sides() {
         assert_eq!(q("a1-a2"), (1, drawn_q), "draw_value {draw_value}");
         assert_eq!(q("a1-b1"), (1, -0.2), "draw_value {draw_value}");
         assert_eq!(q("a1-b2"), (1, -0.2), "draw_value {draw_value}");
+        // The searched chances average the root's own evaluation (-0.2, no draw) with the three
+        // visits (a draw, -0.2, -0.2): a draw 1/4, win - loss = -0.6 / 4. The draw value is
+        // taken back out, so they do not depend on it.
+        let wdl = search.root_wdl().unwrap();
+        let expected = [0.3, 0.25, 0.45];
+        for (got, want) in [wdl.win, wdl.draw, wdl.loss].into_iter().zip(expected) {
+            assert!((got - want).abs() < 1e-6, "draw_value {draw_value}: {wdl:?}, expected {expected:?}");
+        }
     }
     // When every position is a sure draw, every line is worth the draw value to whoever chooses
     // it, at every depth: the draw term must not change sign on the way up.
@@ -325,6 +337,8 @@ fn the_draw_value_is_the_same_for_both_sides() {
         assert!(visits == 0 || (q + 0.3).abs() < 1e-5, "{mv}: {visits} visits, Q {q}");
     }
     assert!((summary.value + 0.3).abs() < 1e-5);
+    let wdl = search.root_wdl().unwrap();
+    assert!((wdl.draw - 1.0).abs() < 1e-5 && wdl.win.abs() < 1e-5 && wdl.loss.abs() < 1e-5, "{wdl:?}");
     let bad = SearchConfig { draw_value: -1.5, ..SearchConfig::default() };
     assert!(bad.validate().unwrap_err().contains("draw_value"));
 }

@@ -251,6 +251,8 @@ fn bad_configs_are_named() {
     assert!(Config::parse(&gumbel, "x.toml").unwrap_err().to_string().contains("root_search"));
     let typo = text.replace("random_opening_plies = 2", "random_opening_plies = 2\nroot_search = { kind = \"gumbal\", considered = 8 }");
     assert!(Config::parse(&typo, "x.toml").unwrap_err().to_string().contains("gumbal"));
+    let share = text.replace("[training]", "[training]\nsearch_value_share = 1.5");
+    assert!(Config::parse(&share, "x.toml").unwrap_err().to_string().contains("search_value_share"));
     // The shipped default config is valid.
     Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml"))).unwrap();
 }
@@ -286,6 +288,63 @@ fn broken_runs_fail_clearly_and_touch_nothing() {
     assert_eq!(metrics_generations(&run_dir), [1]);
 }
 
+/// Self-play keeps the search's chances with every sample; the chunk format carries them and
+/// still reads chunks written before them; training blends them into the value target by
+/// `search_value_share`.
+#[test]
+fn searched_chances_are_kept_and_blended_into_the_value_target() {
+    use epaminondas::evaluator::Wdl;
+    use epaminondas::replay::{encode_chunk, read_chunk, read_samples};
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let config = smoke();
+    Run::open(&run_dir, Some(config.clone())).unwrap().train(Some(1), &Silent).unwrap();
+    let samples = read_chunk(&run_dir.join("replay"), 1, &config.rules).unwrap();
+    assert!(samples.len() > 10);
+    for sample in &samples {
+        let Wdl { win, draw, loss } = sample.searched.expect("a self-play sample has the search's chances");
+        assert!([win, draw, loss].iter().all(|c| (0.0..=1.0).contains(c)) && (win + draw + loss - 1.0).abs() < 1e-4, "{:?}", sample.searched);
+    }
+    // They are the search's estimates, not the results again.
+    assert!(samples.iter().any(|s| s.searched != Some(Wdl::certain(s.outcome as f32))));
+
+    // Round trip, with and without chances; a chunk of the first layout reads without them.
+    let mut pair = vec![samples[0].clone(), samples[1].clone()];
+    pair[1].searched = None;
+    let path = dir.path().join("chunk.bin");
+    std::fs::write(&path, encode_chunk(&pair, &config.rules)).unwrap();
+    assert_eq!(read_samples(&path, &config.rules).unwrap(), pair);
+    let mut old = encode_chunk(&pair[1..], &config.rules);
+    // Header 14 bytes, then two bitboards (64), side, ply and outcome (4): the flag is byte 82.
+    assert_eq!(old[82], 0);
+    old.remove(82);
+    old[..8].copy_from_slice(b"EPAMREP1");
+    std::fs::write(&path, &old).unwrap();
+    assert_eq!(read_samples(&path, &config.rules).unwrap(), pair[1..]);
+    // Chances that are not a distribution are refused by name.
+    let mut bad = pair[..1].to_vec();
+    bad[0].searched = Some(Wdl { win: 0.9, draw: 0.9, loss: 0.0 });
+    std::fs::write(&path, encode_chunk(&bad, &config.rules)).unwrap();
+    let error = read_samples(&path, &config.rules).unwrap_err().to_string();
+    assert!(error.contains("chunk.bin") && error.contains("not a distribution"), "{error}");
+
+    // The blend: a won game whose search gave (0.2, 0.3, 0.5).
+    let mut won = samples[0].clone();
+    won.outcome = 1;
+    won.searched = Some(Wdl { win: 0.2, draw: 0.3, loss: 0.5 });
+    let close = |got: [f32; 3], want: [f32; 3]| got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6);
+    assert!(close(train::value_target(&won, 0.0), [1.0, 0.0, 0.0]));
+    assert!(close(train::value_target(&won, 0.5), [0.6, 0.15, 0.25]), "{:?}", train::value_target(&won, 0.5));
+    assert!(close(train::value_target(&won, 1.0), [0.2, 0.3, 0.5]));
+    let mut unsearched = won.clone();
+    unsearched.searched = None;
+    assert!(close(train::value_target(&unsearched, 0.5), [1.0, 0.0, 0.0]));
+    // And the batch carries it, mirrored or not.
+    let batch = train::make_batch(&[&won, &unsearched], &[true, false], epaminondas::encode::Inputs::default(), 0.5, tch::Device::Cpu);
+    let values: Vec<f32> = Vec::try_from(batch.value.flatten(0, -1)).unwrap();
+    assert!(close(values[..3].try_into().unwrap(), [0.6, 0.15, 0.25]) && close(values[3..].try_into().unwrap(), [1.0, 0.0, 0.0]), "{values:?}");
+}
+
 #[test]
 fn value_targets_have_the_right_sign_for_both_colours() {
     assert_eq!(outcome_for(RecordResult::WhiteWins, Color::White), 1);
@@ -314,7 +373,7 @@ fn fixed_buffer() -> ReplayBuffer {
         let moves = position.legal_moves();
         let index = epaminondas::encode::move_index(&position, moves[0]) as u16;
         let outcome = if position.side_to_move() == Color::White { 1 } else { -1 };
-        samples.push(Sample { position, policy: vec![(index, 1.0)], outcome });
+        samples.push(Sample { position, policy: vec![(index, 1.0)], outcome, searched: None });
         position = position.play_unchecked(moves[moves.len() / 2]);
     }
     buffer.push(1, samples);
@@ -712,7 +771,7 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     assert_eq!(pretrained.config.channels, 24);
     let untrained = Network::new(&wider.net_config().unwrap(), tch::Device::Cpu, Some(wider.run.seed)).unwrap();
     let refs: Vec<&Sample> = samples.iter().collect();
-    let batch = train::make_batch(&refs, &vec![false; refs.len()], pretrained.config.inputs(), tch::Device::Cpu);
+    let batch = train::make_batch(&refs, &vec![false; refs.len()], pretrained.config.inputs(), 0.0, tch::Device::Cpu);
     let loss = |network: &Network| train::losses(network, &batch, 1.0, false).0.double_value(&[]);
     assert!(loss(&pretrained) < loss(&untrained) - 0.1, "pretrained {} untrained {}", loss(&pretrained), loss(&untrained));
     let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();

@@ -11,7 +11,7 @@
 
 use super::config::{Fpu, RootNoise, SearchConfig};
 use super::gumbel::{self, HalvingPlan, RootMove};
-use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
+use crate::evaluator::{EvalRequest, Evaluation, Evaluator, Wdl};
 use crate::game::{Forced, Move, Position};
 use rand::Rng;
 use rand_distr::{Distribution, Gamma};
@@ -26,6 +26,9 @@ struct Edge {
     visits: u32,
     /// Sum of backed-up utilities, from the view of the side choosing this edge.
     value_sum: f32,
+    /// Sum of backed-up draw probabilities (the same for both sides), which with `value_sum`
+    /// gives the searched chances of a win, a draw and a loss.
+    draw_sum: f32,
     /// Leaves in flight below this edge; each counts as a visit that lost.
     virtual_visits: u32,
 }
@@ -48,6 +51,8 @@ struct Node {
     state: NodeState,
     /// The network's utility for this node (side to move), once evaluated.
     value: f32,
+    /// The network's draw probability here, once evaluated.
+    draw: f32,
 }
 
 /// A result the search knows exactly, from the view of the side choosing a move.
@@ -145,7 +150,7 @@ fn new_root(position: Position, forced_results: bool) -> Node {
             NodeState::Unexpanded(moves)
         }
     };
-    Node { position, state, value: 0.0 }
+    Node { position, state, value: 0.0, draw: 0.0 }
 }
 
 impl Search {
@@ -327,7 +332,7 @@ impl Search {
         }
         let first = self.edges.len() as u32;
         for (mv, prior) in request.moves.iter().zip(&evaluation.priors) {
-            self.edges.push(Edge { mv: *mv, prior: *prior, child: NO_NODE, visits: 0, value_sum: 0.0, virtual_visits: 0 });
+            self.edges.push(Edge { mv: *mv, prior: *prior, child: NO_NODE, visits: 0, value_sum: 0.0, draw_sum: 0.0, virtual_visits: 0 });
         }
         let count = request.moves.len() as u32;
         let value = evaluation.value.clamp(-1.0, 1.0);
@@ -336,6 +341,7 @@ impl Search {
         let leaf = &mut self.nodes[node as usize];
         leaf.state = NodeState::Expanded { first, count };
         leaf.value = value + draw_value * draw;
+        leaf.draw = draw;
         for &e in &path {
             self.edges[e as usize].virtual_visits -= 1;
         }
@@ -375,6 +381,7 @@ impl Search {
             let edge = &mut self.edges[e as usize];
             edge.visits += 1;
             edge.value_sum += value + draw_term;
+            edge.draw_sum += leaf_draw;
         }
     }
 
@@ -408,6 +415,30 @@ impl Search {
             _ => self.node_q(self.root),
         };
         RootSummary { moves, value, visits: self.root_visits() }
+    }
+
+    /// The searched chances of a win, a draw and a loss for the side to move at the root: what
+    /// is proven when something is, else the average over the root's own evaluation and every
+    /// visit below it (the utility `node_q` averages, with the draw share taken back out of it).
+    /// None before the root is evaluated.
+    pub fn root_wdl(&self) -> Option<Wdl> {
+        let root = &self.nodes[self.root as usize];
+        let edges = &self.edges[self.children(self.root)];
+        match root.state {
+            NodeState::Terminal(value) => return Some(Wdl::certain(value)),
+            NodeState::Expanded { .. } => {}
+            _ => return None,
+        }
+        if edges.iter().any(|e| self.proven(e) == Some(Proof::Won)) {
+            return Some(Wdl::certain(1.0));
+        }
+        if !edges.is_empty() && edges.iter().all(|e| self.proven(e) == Some(Proof::Lost)) {
+            return Some(Wdl::certain(-1.0));
+        }
+        let visits: u32 = edges.iter().map(|e| e.visits).sum();
+        let draw = (root.draw + edges.iter().map(|e| e.draw_sum).sum::<f32>()) / (1 + visits) as f32;
+        let value = self.node_q(self.root) - self.config.draw_value * draw;
+        Some(Wdl::from_value_and_draw(value, draw))
     }
 
     /// The expected line: from the root, the most visited move at each step, while visited.
