@@ -1,11 +1,11 @@
 //! Training steps: batches drawn from the replay window, policy cross-entropy plus win/draw/loss
-//! cross-entropy, the optimiser with weight decay and gradient clipping.
+//! cross-entropy (against the result, or a blend with the search's chances), the optimiser with weight decay and gradient clipping.
 
 use crate::config::TrainingConfig;
 use crate::encode;
+use crate::evaluator::Wdl;
 use crate::nn::optim::Optimizer;
 use crate::nn::{encode_batch, Network};
-use crate::evaluator::Wdl;
 use crate::replay::{ReplayBuffer, Sample};
 use rand::Rng;
 use std::time::Instant;
