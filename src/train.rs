@@ -1,5 +1,6 @@
 //! Training steps: batches drawn from the replay window, policy cross-entropy plus win/draw/loss
-//! cross-entropy (against the result, or a blend with the search's chances), the optimiser with weight decay and gradient clipping.
+//! cross-entropy (against the result, or a blend with the search's chances), the optimiser with
+//! weight decay and gradient clipping.
 
 use crate::config::TrainingConfig;
 use crate::encode;
