@@ -5,12 +5,14 @@
 mod common;
 
 use epaminondas::game::{Color, Position, Rules, Status};
-use epaminondas::nn::DeviceChoice;
-use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options};
+use epaminondas::mcts::SearchConfig;
+use epaminondas::nn::model::NetConfig;
+use epaminondas::nn::{DeviceChoice, Network, Precision};
+use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options, Proof, Prover};
 use epaminondas::players::greedy::GreedyPlayer;
 use epaminondas::players::heuristic::{move_facts, Weights};
 use epaminondas::players::rollout::RolloutPlayer;
-use epaminondas::players::{alphabeta, Decision, Limit, Player, PlayerSpec, RandomPlayer};
+use epaminondas::players::{alphabeta, Decision, Limit, NetPlayer, Player, PlayerSpec, RandomPlayer};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::time::{Duration, Instant};
@@ -124,6 +126,59 @@ fn alphabeta_sees_a_capture_then_win_that_greedy_misses() {
             assert_sound(&p, &decision);
         }
     }
+}
+
+#[test]
+fn the_prover_reports_proved_results_only() {
+    let mut prover = Prover::new(1);
+    for p in both_colours(CAPTURE_THEN_WIN) {
+        match prover.prove(&p, depth(4)).0 {
+            Proof::Win { mv, plies } => assert!(forces_win(&p, mv, 2) && plies <= 4, "{p}: {mv} in {plies} plies"),
+            other => panic!("{p}: {other:?}"),
+        }
+        // A won position seen from the loser's side, after the winning capture and one reply.
+        let (mv, _) = match prover.prove(&p, depth(4)).0 {
+            Proof::Win { mv, plies } => (mv, plies),
+            _ => unreachable!(),
+        };
+        let after = p.play(mv).unwrap();
+        assert!(matches!(prover.prove(&after, depth(4)).0, Proof::Loss { .. }), "{after}");
+    }
+    for p in both_colours(HANDS_OVER) {
+        let giveaway = p.legal_moves().into_iter().find(|&mv| hands_over_win(&p, mv)).unwrap();
+        let after = p.play(giveaway).unwrap();
+        assert!(matches!(prover.prove(&after, depth(2)).0, Proof::Win { .. }), "{after}");
+        // The evaluation may like a position; only a result is a proof.
+        assert_eq!(prover.prove(&p, depth(3)).0, Proof::Open, "{p}");
+    }
+    assert_eq!(prover.prove(&pos(MIDGAME), depth(2)).0, Proof::Open);
+}
+
+/// `guard=N`: a net player's proof search plays a forced win that the network's raw policy (one
+/// simulation) cannot see, and steers it off moves proved to lose. Untrained networks, so the
+/// raw policy blunders often enough to be caught.
+#[test]
+fn a_guarded_net_plays_proved_wins_and_avoids_proved_losses() {
+    let player = |seed: u64, guard: u64| {
+        let network = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(seed)).unwrap().into_inference(Precision::F32);
+        NetPlayer::new(network, format!("tiny-{seed}"), Limit { nodes: Some(1), ..Limit::default() }, SearchConfig::default(), seed).with_guard(guard)
+    };
+    let mut handed_over = 0;
+    for seed in 0..4 {
+        let (mut bare, mut guarded) = (player(seed, 0), player(seed, 20_000));
+        for p in both_colours(CAPTURE_THEN_WIN) {
+            assert_ne!(bare.choose(&p, Limit::default()).value, Some(1.0), "{p}: one simulation proves nothing");
+            let decision = guarded.choose(&p, Limit::default());
+            assert!(forces_win(&p, decision.mv, 2) && decision.value == Some(1.0), "{p}: {decision:?}");
+            assert_sound(&p, &decision);
+        }
+        for p in both_colours(HANDS_OVER) {
+            handed_over += usize::from(hands_over_win(&p, bare.choose(&p, Limit::default()).mv));
+            let decision = guarded.choose(&p, Limit::default());
+            assert!(!hands_over_win(&p, decision.mv), "{p}: the guard let {} through", decision.mv);
+        }
+    }
+    assert!(handed_over > 0, "the raw policies never handed over a win, so this shows nothing");
 }
 
 #[test]

@@ -39,6 +39,8 @@ const NULL_MOVE_MIN_PIECES: u32 = 6;
 const INFINITY: i32 = WIN + 1;
 /// 2^20 entries of 16 bytes: 16 MiB per player.
 const TABLE_BITS: u32 = 20;
+/// A prover's searches are small (tens of thousands of nodes): 2^18 entries, 4 MiB.
+const PROVER_TABLE_BITS: u32 = 18;
 
 /// Search features that can be switched off to measure what they bring. The numbers are
 /// matches of the default against the default with one feature switched, equal node budgets
@@ -89,7 +91,7 @@ impl AlphaBetaPlayer {
 
     /// A player with other evaluation weights or search options (for experiments).
     pub fn with_settings(limit: Limit, seed: u64, weights: Weights, options: Options) -> AlphaBetaPlayer {
-        AlphaBetaPlayer { limit, rng: StdRng::seed_from_u64(seed), search: Search::new(weights, options) }
+        AlphaBetaPlayer { limit, rng: StdRng::seed_from_u64(seed), search: Search::new(weights, options, TABLE_BITS) }
     }
 }
 
@@ -106,6 +108,50 @@ impl Player for AlphaBetaPlayer {
     fn choose(&mut self, position: &Position, limit: Limit) -> Decision {
         let limit = limit.or(self.limit).or(DEFAULT_LIMIT);
         self.search.run(position, limit, &mut self.rng)
+    }
+}
+
+/// What an exact search proved about a position, from the side to move's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proof {
+    /// The side to move wins by force within `plies` plies, starting with `mv`.
+    Win { mv: Move, plies: u32 },
+    /// The side to move loses within `plies` plies whatever it plays.
+    Loss { plies: u32 },
+    /// Nothing proved within the limit.
+    Open,
+}
+
+/// The alpha-beta search used as a prover: it says only what it proved. Its results come from
+/// the rules (a won start of a turn, no legal move) along lines where every reply of the losing
+/// side was searched; the evaluation only orders the moves and scores the undecided horizon.
+/// The table lives as long as the game, so a check of a position searched just before (a
+/// child of the last root) is mostly table hits.
+pub struct Prover {
+    search: Search,
+    rng: StdRng,
+}
+
+impl Prover {
+    pub fn new(seed: u64) -> Prover {
+        Prover { search: Search::new(Weights::DEFAULT, Options::DEFAULT, PROVER_TABLE_BITS), rng: StdRng::seed_from_u64(seed) }
+    }
+
+    pub fn new_game(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
+        self.search.clear();
+    }
+
+    /// Searches `position` (ongoing, with a legal move) within `limit`; returns what it proved
+    /// and the positions it searched.
+    pub fn prove(&mut self, position: &Position, limit: Limit) -> (Proof, u64) {
+        let (score, line, _) = self.search.iterate(position, limit, &mut self.rng);
+        let proof = match heuristic::plies_to_result(score) {
+            Some(plies) if plies > 0 => Proof::Win { mv: line[0], plies: plies as u32 },
+            Some(plies) => Proof::Loss { plies: plies.unsigned_abs() },
+            None => Proof::Open,
+        };
+        (proof, self.search.nodes)
     }
 }
 
@@ -302,11 +348,11 @@ const NO_MOVE: Move = Move::new(Square::from_index(0), Dir::North, 0);
 const HISTORY_SIZE: usize = 2 * 256 * 8 * 16;
 
 impl Search {
-    fn new(weights: Weights, options: Options) -> Search {
+    fn new(weights: Weights, options: Options, table_bits: u32) -> Search {
         Search {
             weights,
             options,
-            table: Table::new(TABLE_BITS),
+            table: Table::new(table_bits),
             rules: None,
             history: vec![0; HISTORY_SIZE],
             killers: [[None; 2]; MAX_PLY],
@@ -332,6 +378,13 @@ impl Search {
     }
 
     fn run(&mut self, position: &Position, limit: Limit, rng: &mut StdRng) -> Decision {
+        let (score, principal_variation, depth) = self.iterate(position, limit, rng);
+        Decision { mv: principal_variation[0], value: Some(heuristic::to_value(score)), nodes: self.nodes, depth: Some(depth), principal_variation }
+    }
+
+    /// Iterative deepening within `limit`: the score, line and depth of the last completed
+    /// iteration.
+    fn iterate(&mut self, position: &Position, limit: Limit, rng: &mut StdRng) -> (i32, Vec<Move>, u32) {
         let started = Instant::now();
         if self.rules != Some(*position.rules()) {
             self.clear();
@@ -369,8 +422,7 @@ impl Search {
                 break;
             }
         }
-        let (score, principal_variation, depth) = best.expect("the first iteration always completes");
-        Decision { mv: principal_variation[0], value: Some(heuristic::to_value(score)), nodes: self.nodes, depth: Some(depth), principal_variation }
+        best.expect("the first iteration always completes")
     }
 
     /// One iteration, first in a window around the previous score, widened on failure.

@@ -147,6 +147,9 @@ pub struct PlayerSpec {
     /// Leaves a net's search evaluates per network call (default
     /// [`net::DEFAULT_LEAVES_PER_CALL`]): more use the CPU better, fewer search better.
     pub leaves: Option<usize>,
+    /// Positions a net's proof search (see `NetPlayer::with_guard`) may visit per check; 0 or
+    /// none: no proof search.
+    pub guard: Option<u64>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -211,7 +214,8 @@ impl FromStr for PlayerSpec {
                     })
                 }
                 "leaves" => spec.leaves = Some(value.parse().ok().filter(|n| (1..=256).contains(n)).ok_or_else(|| bad("needs a whole number 1..=256"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision, leaves)")),
+                "guard" => spec.guard = Some(value.parse().map_err(|_| bad("needs a whole number of positions (0: off)"))?),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision, leaves, guard)")),
             }
         }
         Ok(spec)
@@ -240,7 +244,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, leaves: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, leaves: None, guard: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -254,7 +258,7 @@ impl PlayerSpec {
             PlayerKind::Net(path) => {
                 let precision = self.precision.unwrap_or_default();
                 let player = NetPlayer::load(path, device.resolve()?, precision, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
-                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)))
+                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)).with_guard(self.guard.unwrap_or(0)))
             }
         })
     }
