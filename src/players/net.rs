@@ -33,7 +33,7 @@ pub struct NetPlayer {
 
 /// An exact search beside the network's (`guard=N`). The network judges races to the far row
 /// badly when they are several plies deep (a phalanx capturing its way to the home row looked
-/// like a 75% position to 800 simulations one move before it won), while a small alpha-beta
+/// like an 80% position to 800 simulations one move before it won), while a small alpha-beta
 /// proof search sees such lines at once. So before the tree search a proof search at the root
 /// plays a forced win when it finds one, and after it the chosen move is checked: where the
 /// opponent is proved to win after it, the most visited move not proved lost is played
