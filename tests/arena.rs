@@ -2,8 +2,8 @@
 
 use epaminondas::arena::elo::{elo_from_score, expected_score, Sprt, SprtVerdict, Tally};
 use epaminondas::arena::ratings::{fit, fit_with_errors, RatedGame};
-use epaminondas::arena::{play_match, random_opening, MatchSettings};
-use epaminondas::game::{Position, Rules};
+use epaminondas::arena::{continue_match, games_from_records, play_match, random_opening, GameResult, MatchSettings};
+use epaminondas::game::{GameRecord, Position, Rules};
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{Limit, PlayerSpec};
 use rand::rngs::StdRng;
@@ -142,6 +142,109 @@ fn matches_pair_openings_and_reproduce() {
     let named = play_match(&quick, &random, DeviceChoice::Cpu, &settings(2, 1), &|_, _| {}).unwrap();
     let names: Vec<(&str, &str)> = named.games.iter().map(|g| (g.record.white.as_str(), g.record.black.as_str())).collect();
     assert_eq!(names, [("mcts-rollout:sims=20", "random"), ("random", "mcts-rollout:sims=20")]);
+}
+
+/// The records of `games`, as a match writes them to its file.
+fn records_text(games: &[&GameResult]) -> String {
+    games.iter().map(|g| format!("{}\n", g.record)).collect()
+}
+
+/// A match cut short after some games (finished out of order, as parallel games do) and
+/// continued from its records plays the remaining games, and only those, exactly as the whole
+/// match played in one go.
+#[test]
+fn a_match_cut_short_continues_to_the_same_match() {
+    let greedy: PlayerSpec = "greedy".parse().unwrap();
+    let random: PlayerSpec = "random".parse().unwrap();
+    let whole = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 1), &|_, _| {}).unwrap();
+    let kept = [&whole.games[3], &whole.games[0], &whole.games[4]];
+    let records = GameRecord::parse_all(&records_text(&kept)).unwrap();
+    let earlier = games_from_records(records, &greedy, &random, &settings(6, 2)).unwrap();
+    assert_eq!(earlier.iter().map(|g| (g.index, g.a_is_white)).collect::<Vec<_>>(), [(3, false), (0, true), (4, true)]);
+    let new_games = std::sync::Mutex::new(Vec::new());
+    let continued = continue_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 2), earlier, &|game, tally| new_games.lock().unwrap().push((game.index, tally.games()))).unwrap();
+    let mut new_games = new_games.into_inner().unwrap();
+    new_games.sort();
+    assert_eq!(new_games.iter().map(|&(index, _)| index).collect::<Vec<_>>(), [1, 2, 5], "only the missing rounds are played");
+    assert!(new_games.iter().all(|&(_, so_far)| so_far > 3), "the tally counts the earlier games");
+    assert_eq!(continued.tally, whole.tally);
+    for (x, y) in continued.games.iter().zip(&whole.games) {
+        assert_eq!((x.index, x.a_score, &x.record.moves), (y.index, y.a_score, &y.record.moves));
+    }
+    // A finished match has nothing left to play.
+    let all = GameRecord::parse_all(&records_text(&whole.games.iter().collect::<Vec<_>>())).unwrap();
+    let earlier = games_from_records(all, &greedy, &random, &settings(6, 1)).unwrap();
+    let again = continue_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 1), earlier, &|_, _| panic!("no game is left to play")).unwrap();
+    assert_eq!(again.tally, whole.tally);
+}
+
+/// Records of another match never count in this one: each mismatch is refused by record
+/// number and named.
+#[test]
+fn records_of_another_match_are_refused_by_name() {
+    let greedy: PlayerSpec = "greedy".parse().unwrap();
+    let random: PlayerSpec = "random".parse().unwrap();
+    let whole = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(4, 2), &|_, _| {}).unwrap();
+    let text = records_text(&[&whole.games[0], &whole.games[3]]);
+    let refusal = |text: &str, a: &PlayerSpec, b: &PlayerSpec, settings: &MatchSettings| {
+        games_from_records(GameRecord::parse_all(text).unwrap(), a, b, settings).err().expect("refused").to_string()
+    };
+    assert_eq!(games_from_records(GameRecord::parse_all(&text).unwrap(), &greedy, &random, &settings(4, 2)).unwrap().len(), 2);
+
+    let other_seed = MatchSettings { seed: 10, ..settings(4, 2) };
+    assert!(refusal(&text, &greedy, &random, &other_seed).contains("record 1 is not a game of this match: its seed is \"9\""));
+    let swapped = refusal(&text, &random, &greedy, &settings(4, 2));
+    assert!(swapped.contains("round 1 is greedy (White) against random, not random against greedy"), "{swapped}");
+    assert!(refusal(&text, &greedy, &random, &settings(2, 2)).contains("record 2 is not a game of this match: round \"4\" is not one of 1..=2"));
+    let longer_openings = MatchSettings { opening_plies: 6, ..settings(4, 2) };
+    assert!(refusal(&text, &greedy, &random, &longer_openings).contains("opening"));
+    let other_rules = MatchSettings { rules: Rules { ply_cap: Some(80), ..Rules::default() }, ..settings(4, 2) };
+    assert!(refusal(&text, &greedy, &random, &other_rules).contains("other rules"));
+    let twice = records_text(&[&whole.games[3], &whole.games[0], &whole.games[3]]);
+    assert!(refusal(&twice, &greedy, &random, &settings(4, 2)).contains("record 3 is not a game of this match: round 4 appears twice"));
+    let untagged = format!("{}\n", whole.games[0].record.to_string().replace("[Round \"1\"]\n", ""));
+    assert!(refusal(&untagged, &greedy, &random, &settings(4, 2)).contains("no Round tag"));
+}
+
+/// `match` never overwrites a records file that holds games, and `--resume` finishes the match
+/// in that file.
+#[test]
+fn the_match_command_keeps_and_continues_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = dir.path().join("games.txt");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["match", "greedy", "random", "--games", "4", "--parallel", "1", "--ply-cap", "60", "--seed", "3", "--records"];
+        args.push(records.to_str().unwrap());
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(&args).output().unwrap()
+    };
+    assert!(run(&[]).status.success());
+    let whole = std::fs::read_to_string(&records).unwrap();
+    let games = GameRecord::parse_all(&whole).unwrap();
+    assert_eq!(games.len(), 4);
+
+    let again = run(&[]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds game records"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert_eq!(std::fs::read_to_string(&records).unwrap(), whole, "the records are left as they were");
+
+    // Cut the file after its first two games, then resume.
+    let cut: String = games[..2].iter().map(|g| format!("{g}\n")).collect();
+    std::fs::write(&records, &cut).unwrap();
+    let resumed = run(&["--resume"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(String::from_utf8_lossy(&resumed.stderr).contains("2 of 4 games played"));
+    let finished = GameRecord::parse_all(&std::fs::read_to_string(&records).unwrap()).unwrap();
+    assert_eq!(finished.iter().map(|g| g.moves.clone()).collect::<Vec<_>>(), games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>());
+
+    // Resuming with other players is refused and leaves the file alone.
+    let before = std::fs::read_to_string(&records).unwrap();
+    let mut args = vec!["match", "random", "greedy", "--games", "4", "--ply-cap", "60", "--seed", "3", "--resume", "--records"];
+    args.push(records.to_str().unwrap());
+    let wrong = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(&args).output().unwrap();
+    assert!(!wrong.status.success());
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("is not a game of this match"), "{}", String::from_utf8_lossy(&wrong.stderr));
+    assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
 }
 
 #[test]

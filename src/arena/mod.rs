@@ -1,6 +1,6 @@
 //! Matches between players: varied openings played with both colours, games in parallel,
-//! results as Elo with an interval, optional early stopping by SPRT; round-robin tournaments
-//! with maximum-likelihood ratings.
+//! results as Elo with an interval, optional early stopping by SPRT, and a match cut short
+//! continued from its records; round-robin tournaments with maximum-likelihood ratings.
 
 pub mod elo;
 pub mod ratings;
@@ -12,6 +12,7 @@ use elo::{Sprt, SprtVerdict, Tally};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
@@ -60,6 +61,9 @@ pub enum ArenaError {
     NoPlyCap,
     #[error("a match needs at least one game")]
     NoGames,
+    /// A record handed to [`games_from_records`] is not a game of the match to be continued.
+    #[error("record {number} is not a game of this match: {problem}")]
+    ForeignRecord { number: usize, problem: String },
 }
 
 /// `plies` uniformly random moves from the start, stopping early rather than finishing the game.
@@ -74,6 +78,11 @@ pub fn random_opening(rules: Rules, plies: u32, seed: u64) -> Vec<Move> {
         moves.push(mv);
     }
     moves
+}
+
+/// The opening of game `index` (each opening serves two games, one with each colour).
+fn match_opening(settings: &MatchSettings, index: usize) -> Vec<Move> {
+    random_opening(settings.rules, settings.opening_plies, settings.seed ^ (index as u64 / 2).wrapping_mul(0xD1B5_4A32_D192_ED03))
 }
 
 /// Plays one game from the start position after `opening`, asking each player in turn.
@@ -110,24 +119,41 @@ pub fn white_score(record: &GameRecord) -> f64 {
 /// `settings.seed` and `i`, so a match is reproducible (with node or depth limits; a clock is
 /// never exactly reproducible).
 pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings: &MatchSettings, on_game: &dyn Fn(&GameResult, &Tally)) -> Result<MatchResult, ArenaError> {
+    continue_match(a, b, device, settings, Vec::new(), on_game)
+}
+
+/// Plays the games of a match that `earlier` (from [`games_from_records`]) does not hold, and
+/// returns the whole match. Each game is played exactly as [`play_match`] would have played it,
+/// so a match cut short and continued is the match played in one go. `on_game` hears only of
+/// the new games, with the tally of all; an SPRT that `earlier` already decides plays nothing.
+pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings: &MatchSettings, earlier: Vec<GameResult>, on_game: &dyn Fn(&GameResult, &Tally)) -> Result<MatchResult, ArenaError> {
     if settings.rules.ply_cap.is_none() {
         return Err(ArenaError::NoPlyCap);
     }
     if settings.games == 0 {
         return Err(ArenaError::NoGames);
     }
+    let played: HashSet<usize> = earlier.iter().map(|g| g.index).collect();
+    let pending: Vec<usize> = (0..settings.games).filter(|i| !played.contains(i)).collect();
+    let mut tally = Tally::default();
+    for game in &earlier {
+        tally.add(game.a_score);
+    }
+    let mut results = earlier;
+    let mut verdict = settings.sprt.map(|sprt| sprt.verdict(&tally));
+    if pending.is_empty() || verdict.is_some_and(|v| v != SprtVerdict::Continue) {
+        results.sort_by_key(|r| r.index);
+        return Ok(MatchResult { games: results, tally, sprt: verdict });
+    }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (sender, receiver) = mpsc::channel::<Result<GameResult, PlayerError>>();
-    let workers = settings.parallel.clamp(1, settings.games);
-    let mut results = Vec::new();
-    let mut tally = Tally::default();
-    let mut verdict = settings.sprt.map(|_| SprtVerdict::Continue);
+    let workers = settings.parallel.clamp(1, pending.len());
     let mut failure = None;
     std::thread::scope(|scope| {
         for worker in 0..workers {
             let sender = sender.clone();
-            let (next, stop) = (&next, &stop);
+            let (next, stop, pending) = (&next, &stop, &pending);
             scope.spawn(move || {
                 let seed = settings.seed ^ 0xA5A5_0000 ^ worker as u64;
                 let players = a.build(device, seed).and_then(|pa| Ok((pa, b.build(device, seed ^ 1)?)));
@@ -139,14 +165,11 @@ pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings
                     }
                 };
                 while !stop.load(Ordering::Relaxed) {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= settings.games {
-                        break;
-                    }
+                    let Some(&index) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
                     let game_seed = settings.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     player_a.new_game(game_seed);
                     player_b.new_game(game_seed ^ 0x5555);
-                    let opening = random_opening(settings.rules, settings.opening_plies, settings.seed ^ (index as u64 / 2).wrapping_mul(0xD1B5_4A32_D192_ED03));
+                    let opening = match_opening(settings, index);
                     let a_is_white = index % 2 == 0;
                     let (mut record, white, black) = if a_is_white {
                         (play_game(player_a.as_mut(), player_b.as_mut(), settings.rules, &opening, settings.limit), a, b)
@@ -192,4 +215,47 @@ pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings
     }
     results.sort_by_key(|r| r.index);
     Ok(MatchResult { games: results, tally, sprt: verdict })
+}
+
+/// Reads back the finished games of a match that was cut short, for [`continue_match`]. Every
+/// record must be a game of this very match: a round (the `Round` tag) within its games and
+/// seen once, its seed (`Seed`), its rules, A and B in the colours of that round, the round's
+/// opening, and a result. Anything else is refused by record number, so that games of another
+/// match never count in this one.
+pub fn games_from_records(records: Vec<GameRecord>, a: &PlayerSpec, b: &PlayerSpec, settings: &MatchSettings) -> Result<Vec<GameResult>, ArenaError> {
+    let start = Position::start(settings.rules).expect("validated rules have a start position");
+    let mut seen = HashSet::new();
+    let mut games = Vec::with_capacity(records.len());
+    for (i, record) in records.into_iter().enumerate() {
+        let refuse = |problem: String| ArenaError::ForeignRecord { number: i + 1, problem };
+        let tag = |name: &str| record.extra.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
+        let round = tag("Round").ok_or_else(|| refuse("it has no Round tag".into()))?;
+        let index = match round.parse::<usize>() {
+            Ok(round) if (1..=settings.games).contains(&round) => round - 1,
+            _ => return Err(refuse(format!("round {round:?} is not one of 1..={}", settings.games))),
+        };
+        if !seen.insert(index) {
+            return Err(refuse(format!("round {round} appears twice")));
+        }
+        if tag("Seed") != Some(settings.seed.to_string().as_str()) {
+            return Err(refuse(format!("its seed is {:?}, the match's is {}", tag("Seed").unwrap_or("missing"), settings.seed)));
+        }
+        if record.start != start {
+            return Err(refuse(format!("it was played under other rules ({}) or from another start", record.rules())));
+        }
+        let a_is_white = index % 2 == 0;
+        let (white, black) = if a_is_white { (a, b) } else { (b, a) };
+        if (record.white.as_str(), record.black.as_str()) != (white.text.as_str(), black.text.as_str()) {
+            return Err(refuse(format!("round {round} is {} (White) against {}, not {white} against {black}", record.white, record.black)));
+        }
+        if !record.moves.starts_with(&match_opening(settings, index)) {
+            return Err(refuse(format!("round {round} does not begin with the match's opening (another --opening-plies?)")));
+        }
+        if record.result == RecordResult::Unfinished {
+            return Err(refuse(format!("round {round} has no result")));
+        }
+        let a_score = if a_is_white { white_score(&record) } else { 1.0 - white_score(&record) };
+        games.push(GameResult { index, a_is_white, a_score, record });
+    }
+    Ok(games)
 }

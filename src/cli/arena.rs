@@ -3,8 +3,8 @@
 use super::rules_cmds::{parse_size, parse_symmetry};
 use crate::arena::elo::{format_elo, Sprt, SprtVerdict, Tally};
 use crate::arena::ratings::{self, RatedGame};
-use crate::arena::{play_match, GameResult, MatchSettings};
-use crate::game::{Rules, SymmetryRule};
+use crate::arena::{continue_match, games_from_records, play_match, GameResult, MatchSettings};
+use crate::game::{GameRecord, Rules, SymmetryRule};
 use crate::nn::{configure_threads, DeviceChoice};
 use crate::players::{Limit, PlayerSpec};
 use anyhow::{bail, Context};
@@ -95,9 +95,14 @@ pub struct MatchArgs {
     /// SPRT false-negative rate.
     #[arg(long, default_value_t = 0.05)]
     pub beta: f64,
-    /// Where the game records go (default: matches/A-vs-B-seedS.txt).
+    /// Where the game records go (default: matches/A-vs-B-seedS.txt). A file that already holds
+    /// games is never overwritten: continue its match with --resume, or name another file.
     #[arg(long)]
     pub records: Option<PathBuf>,
+    /// Continue the match whose records file this is (after a crash or Ctrl-C): its games count
+    /// and the rest are played and added to it. Give the same players and options as before.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// A file-name-safe version of a player spec.
@@ -115,11 +120,25 @@ struct RecordSink {
 }
 
 impl RecordSink {
-    fn create(path: &Path) -> anyhow::Result<RecordSink> {
+    /// A new records file. One that already holds games is refused, not overwritten: `remedy`
+    /// says what to do instead.
+    fn create(path: &Path, remedy: &str) -> anyhow::Result<RecordSink> {
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            bail!("{} already holds game records, which are left as they are; {remedy}", path.display());
+        }
+        RecordSink::open(path, false)
+    }
+
+    /// Adds to a records file (creating it if need be).
+    fn append(path: &Path) -> anyhow::Result<RecordSink> {
+        RecordSink::open(path, true)
+    }
+
+    fn open(path: &Path, append: bool) -> anyhow::Result<RecordSink> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        let file = std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        let file = std::fs::OpenOptions::new().write(true).create(true).append(append).truncate(!append).open(path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(RecordSink { path: path.to_path_buf(), file: RefCell::new(file) })
     }
 
@@ -156,13 +175,36 @@ fn describe(tally: &Tally) -> String {
     )
 }
 
+/// The games a match's records file already holds (none if there is no such file yet).
+fn earlier_games(records: &Path, a: &PlayerSpec, b: &PlayerSpec, settings: &MatchSettings) -> anyhow::Result<Vec<GameResult>> {
+    let text = match std::fs::read_to_string(records) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error).with_context(|| format!("cannot read {}", records.display())),
+    };
+    let parsed = GameRecord::parse_all(&text).with_context(|| format!("cannot resume from {}", records.display()))?;
+    let earlier = games_from_records(parsed, a, b, settings).with_context(|| format!("cannot resume from {}", records.display()))?;
+    let mut tally = Tally::default();
+    for game in &earlier {
+        tally.add(game.a_score);
+    }
+    eprintln!("resuming {}: {} of {} games played (+{} ={} -{})", records.display(), earlier.len(), settings.games, tally.wins, tally.draws, tally.losses);
+    Ok(earlier)
+}
+
 pub fn run_match(args: MatchArgs) -> anyhow::Result<()> {
     let sprt = args.sprt.as_deref().map(|t| parse_sprt(t, args.alpha, args.beta)).transpose()?;
     let settings = args.arena.settings(&[&args.a, &args.b], sprt)?;
     let records = args.records.clone().unwrap_or_else(|| PathBuf::from(format!("matches/{}-vs-{}-seed{}.txt", slug(&args.a), slug(&args.b), settings.seed)));
-    let sink = RecordSink::create(&records)?;
+    let (earlier, sink) = if args.resume {
+        let earlier = earlier_games(&records, &args.a, &args.b, &settings)?;
+        (earlier, RecordSink::append(&records)?)
+    } else {
+        (Vec::new(), RecordSink::create(&records, "continue that match with --resume, or write to another file with --records")?)
+    };
     let bar = progress(settings.games);
-    let result = play_match(&args.a, &args.b, args.arena.device, &settings, &|game, tally| {
+    bar.set_position(earlier.len());
+    let result = continue_match(&args.a, &args.b, args.arena.device, &settings, earlier, &|game, tally| {
         sink.write(game);
         bar.set_message(format!("+{} ={} -{}", tally.wins, tally.draws, tally.losses));
         bar.inc(1);
@@ -236,7 +278,7 @@ pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
     let settings = args.arena.settings(&specs, None)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("matches/tournament-seed{}", settings.seed)));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let sink = RecordSink::create(&out.join("games.txt"))?;
+    let sink = RecordSink::create(&out.join("games.txt"), "write the tournament to another folder with --out")?;
     let pairs: Vec<(usize, usize)> = (0..players.len()).flat_map(|i| (i + 1..players.len()).map(move |j| (i, j))).collect();
     let bar = progress(settings.games * pairs.len());
     let mut games = Vec::new();
