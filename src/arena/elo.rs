@@ -30,6 +30,17 @@ pub struct Tally {
     pub losses: u32,
 }
 
+/// The tally of games scored 1, 0.5 or 0.
+impl FromIterator<f64> for Tally {
+    fn from_iter<I: IntoIterator<Item = f64>>(scores: I) -> Tally {
+        let mut tally = Tally::default();
+        for score in scores {
+            tally.add(score);
+        }
+        tally
+    }
+}
+
 /// An Elo difference with its 95% interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EloEstimate {

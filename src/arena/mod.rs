@@ -135,10 +135,7 @@ pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, sett
     }
     let played: HashSet<usize> = earlier.iter().map(|g| g.index).collect();
     let pending: Vec<usize> = (0..settings.games).filter(|i| !played.contains(i)).collect();
-    let mut tally = Tally::default();
-    for game in &earlier {
-        tally.add(game.a_score);
-    }
+    let mut tally: Tally = earlier.iter().map(|g| g.a_score).collect();
     let mut results = earlier;
     let mut verdict = settings.sprt.map(|sprt| sprt.verdict(&tally));
     if pending.is_empty() || verdict.is_some_and(|v| v != SprtVerdict::Continue) {

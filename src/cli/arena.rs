@@ -138,7 +138,7 @@ impl RecordSink {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        let file = std::fs::OpenOptions::new().write(true).create(true).append(append).truncate(!append).open(path).with_context(|| format!("cannot create {}", path.display()))?;
+        let file = std::fs::OpenOptions::new().write(true).create(true).append(append).truncate(!append).open(path).with_context(|| format!("cannot open {}", path.display()))?;
         Ok(RecordSink { path: path.to_path_buf(), file: RefCell::new(file) })
     }
 
@@ -184,10 +184,7 @@ fn earlier_games(records: &Path, a: &PlayerSpec, b: &PlayerSpec, settings: &Matc
     };
     let parsed = GameRecord::parse_all(&text).with_context(|| format!("cannot resume from {}", records.display()))?;
     let earlier = games_from_records(parsed, a, b, settings).with_context(|| format!("cannot resume from {}", records.display()))?;
-    let mut tally = Tally::default();
-    for game in &earlier {
-        tally.add(game.a_score);
-    }
+    let tally: Tally = earlier.iter().map(|g| g.a_score).collect();
     eprintln!("resuming {}: {} of {} games played (+{} ={} -{})", records.display(), earlier.len(), settings.games, tally.wins, tally.draws, tally.losses);
     Ok(earlier)
 }
