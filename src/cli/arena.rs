@@ -208,11 +208,8 @@ pub fn run_match(args: MatchArgs) -> anyhow::Result<()> {
     })?;
     bar.finish_and_clear();
 
-    let mut as_white = Tally::default();
-    let mut as_black = Tally::default();
-    for game in &result.games {
-        if game.a_is_white { as_white.add(game.a_score) } else { as_black.add(game.a_score) }
-    }
+    let by_colour = |white: bool| -> Tally { result.games.iter().filter(|g| g.a_is_white == white).map(|g| g.a_score).collect() };
+    let (as_white, as_black) = (by_colour(true), by_colour(false));
     println!("{} vs {}: {} games", args.a, args.b, result.tally.games());
     println!("  {}: {} (95% interval)", args.a, describe(&result.tally));
     println!("  as White: {}", describe(&as_white));
