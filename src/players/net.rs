@@ -110,12 +110,11 @@ impl Player for NetPlayer {
         }
         let started = Instant::now();
         // The proof searches may take a quarter of a clocked move at the root and an eighth a
-        // check; by nodes they take their budget, whatever the tree search's.
-        let guard_limit = |share: u32| Limit { nodes: None, depth: None, time: limit.time.map(|t| t / share) };
+        // check (below); by nodes they take their budget, whatever the tree search's.
         let mut guard_nodes = 0;
         let mut root_proof = Proof::Open;
         if let Some(guard) = &mut self.guard {
-            let (proof, nodes) = guard.prover.prove(position, Limit { nodes: Some(guard.nodes), ..guard_limit(4) });
+            let (proof, nodes) = guard.prover.prove(position, Limit { nodes: Some(guard.nodes), depth: None, time: limit.time.map(|t| t / 4) });
             guard_nodes += nodes;
             root_proof = proof;
             if let Proof::Win { mv, .. } = proof {
@@ -147,9 +146,18 @@ impl Player for NetPlayer {
             // (A root proved lost has no move to save; one proved won was played above.)
             let mut candidates = search.root_choices();
             candidates.sort_by_key(|&(candidate, visits)| (std::cmp::Reverse(visits), candidate != mv));
-            let check = Limit { nodes: Some(guard.nodes), ..guard_limit(8) };
+            let deadline = limit.time.map(|t| started + t);
             let mut safe = None;
             for &(candidate, _) in candidates.iter().take(GUARD_CANDIDATES) {
+                // Each check takes an eighth of the move, but never past the move's end: a
+                // candidate left unchecked when the time is up is played as it stands (it is
+                // not proved lost, as the ones before it were).
+                let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+                if left.is_some_and(|left| left.is_zero()) {
+                    safe = Some(candidate);
+                    break;
+                }
+                let check = Limit { nodes: Some(guard.nodes), depth: None, time: limit.time.zip(left).map(|(t, left)| (t / 8).min(left)) };
                 let next = position.play_unchecked(candidate);
                 let lost = match next.status() {
                     crate::game::Status::Ongoing => {
