@@ -179,6 +179,16 @@ fn a_guarded_net_plays_proved_wins_and_avoids_proved_losses() {
         }
     }
     assert!(handed_over > 0, "the raw policies never handed over a win, so this shows nothing");
+    // On a clock the checks after the tree search stop when the move's time is up, so with no
+    // time at all the guard checks nothing and lets the same hand-overs through as no guard.
+    let spent = Limit { time: Some(Duration::from_nanos(1)), ..Limit::default() };
+    for seed in 0..4 {
+        let (mut bare, mut guarded) = (player(seed, 0), player(seed, 20_000));
+        for p in both_colours(HANDS_OVER) {
+            let (bare_move, guarded_move) = (bare.choose(&p, spent).mv, guarded.choose(&p, spent).mv);
+            assert_eq!(hands_over_win(&p, guarded_move), hands_over_win(&p, bare_move), "{p}: {guarded_move} against {bare_move}");
+        }
+    }
 }
 
 #[test]
