@@ -47,10 +47,11 @@ pub enum Precision {
     /// agents it moves the priors by about 1% (total variation) and keeps the same top move in
     /// 98% of positions.
     Bf16,
-    /// bf16 on a CPU with bf16 instructions (AVX512-BF16, and AMX on the newer Xeons), where
-    /// oneDNN runs the shipped agents 1.9-2.7 times faster than f32 at batch 8 and 2.8-3.7
-    /// times at batch 64 (`examples/precision.rs`); f32 anywhere else. On CUDA it is f32 for
-    /// now: bf16 there has not been measured.
+    /// bf16 on a CPU with AMX's bf16 tiles (the newer Xeons), where oneDNN runs the shipped
+    /// agents 1.9-2.7 times faster than f32 at batch 8 and 2.8-3.7 times at batch 64
+    /// (`examples/precision.rs`); f32 anywhere else, AVX512-BF16 without AMX included, where
+    /// bf16 ran the 8x96 agent at 0.59 times f32's speed. On CUDA it is f32 for now: bf16
+    /// there has not been measured.
     #[default]
     Auto,
 }
@@ -61,23 +62,52 @@ impl Precision {
         match self {
             Precision::F32 => Kind::Float,
             Precision::Bf16 => Kind::BFloat16,
-            Precision::Auto if device == Device::Cpu && cpu_has_bf16() => Kind::BFloat16,
+            Precision::Auto if device == Device::Cpu && cpu_has_fast_bf16() => Kind::BFloat16,
             Precision::Auto => Kind::Float,
         }
     }
 }
 
-/// Whether this CPU computes bf16 natively. Without it libtorch emulates bf16, several times
-/// slower than f32.
-fn cpu_has_bf16() -> bool {
+/// Whether bf16 pays on this CPU: it needs AMX-BF16, enabled by the operating system. Without
+/// bf16 instructions libtorch emulates bf16, several times slower than f32; with AVX512-BF16
+/// alone oneDNN's bf16 convolutions still lost to f32 (364 against 622 evaluations a second for
+/// the 8x96 agent at batch 64, `epaminondas bench --precision`; README, Performance).
+fn cpu_has_fast_bf16() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512bf16")
+        use std::arch::x86_64::{__cpuid_count, __get_cpuid_max, _xgetbv};
+        // std's detection of AMX is still unstable, so read CPUID: leaf 7 EDX bit 22 is
+        // AMX-BF16, leaf 1 ECX bit 27 says the OS manages extended state with XSAVE.
+        if __get_cpuid_max(0).0 < 7 {
+            return false;
+        }
+        let amx_bf16 = __cpuid_count(7, 0).edx & (1 << 22) != 0;
+        let os_xsave = __cpuid_count(1, 0).ecx & (1 << 27) != 0;
+        if !(amx_bf16 && os_xsave) {
+            return false;
+        }
+        // SAFETY: XGETBV is available whenever the OS has set CR4.OSXSAVE, checked just above.
+        let enabled_state = unsafe { _xgetbv(0) };
+        // XCR0 bits 17 and 18: the OS saves the tile configuration and tile data, so programs
+        // may use AMX.
+        let amx_state = 0b11 << 17;
+        enabled_state & amx_state == amx_state
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
     }
+}
+
+/// Linux lists `amx_bf16` among a CPU's flags only when the CPU has it and the kernel has
+/// enabled its state, the two things `cpu_has_fast_bf16` reads for itself.
+#[cfg(all(test, target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn fast_bf16_agrees_with_the_kernel() {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
+    let flags = cpuinfo.lines().find(|line| line.starts_with("flags")).expect("a flags line");
+    let kernel_says = flags.split_whitespace().any(|flag| flag == "amx_bf16");
+    assert_eq!(cpu_has_fast_bf16(), kernel_says, "{flags}");
 }
 
 /// Sets libtorch's intra-op threads. Self-play alternates between tree work (rayon) and network
