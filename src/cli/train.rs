@@ -123,7 +123,18 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     };
     run.config.run.device = args.device.unwrap_or(run.config.run.device);
     run.config.run.precision = args.precision.unwrap_or(run.config.run.precision);
-    eprintln!("run {} at generation {} ({} games so far)", args.run.display(), run.state.generation, run.state.total_games);
+    // Said up front because auto's choice decides how fast self-play is (README, Performance).
+    let device = run.config.run.device.resolve()?;
+    let number_format = match run.config.run.precision.resolve(device) {
+        tch::Kind::BFloat16 => "bf16",
+        _ => "f32",
+    };
+    eprintln!(
+        "run {} at generation {} ({} games so far); self-play searches in {number_format} on {device:?}",
+        args.run.display(),
+        run.state.generation,
+        run.state.total_games
+    );
     run.train(args.generations, &progress)?;
     Ok(())
 }
