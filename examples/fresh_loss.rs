@@ -7,7 +7,8 @@
 //! games and never trained on them (the fresh loss); checkpoint g, after one round of training
 //! with them in the window; and the newest checkpoint, after every round since. The training
 //! losses in `metrics.csv` are on the window, mostly on samples seen several times before, so
-//! they cannot tell these apart. A newest network that fits old chunks much better than the
+//! they cannot tell these apart (the trainer now records the fresh loss there too, as
+//! fresh_policy_loss and fresh_value_loss, but not what later networks make of old games). A newest network that fits old chunks much better than the
 //! fresh loss says is memorising the window (too many passes over it); one that fits them
 //! about as well as fresh ones has room for more training per game.
 //!
@@ -24,21 +25,12 @@ use epaminondas::coach::checkpoint_path;
 use epaminondas::config::Config;
 use epaminondas::nn::{configure_threads, Network};
 use epaminondas::replay::{read_chunk, read_samples, Sample};
-use epaminondas::train::{losses, make_batch};
+use epaminondas::train::held_out_losses;
 use std::path::Path;
 
-/// Mean (policy loss, value loss) of `network` over `samples`.
+/// Mean (policy loss, value loss) of `network` over `samples` (zeros for none).
 fn mean_losses(network: &Network, samples: &[Sample], search_value_share: f64) -> (f64, f64) {
-    let (mut policy, mut value) = (0.0, 0.0);
-    for batch in samples.chunks(256) {
-        let refs: Vec<&Sample> = batch.iter().collect();
-        let mirror = vec![false; refs.len()];
-        let batch = make_batch(&refs, &mirror, network.config.inputs(), search_value_share, network.device());
-        let (_, p, v, _, _) = tch::no_grad(|| losses(network, &batch, 1.0, false));
-        policy += p * refs.len() as f64;
-        value += v * refs.len() as f64;
-    }
-    (policy / samples.len() as f64, value / samples.len() as f64)
+    held_out_losses(network, samples, search_value_share).map_or((0.0, 0.0), |l| (l.policy, l.value))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

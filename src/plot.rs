@@ -151,11 +151,21 @@ fn draw(path: &Path, title: &str, metrics: &[MetricsRow], points: &[EloPoint], b
     elo_panel(&panels[1], "Elo (random = 0) against self-play games", "games", points.iter().map(|p| p.games).collect(), points, baselines, elo_range)?;
 
     let generations = range(metrics.iter().map(|m| m.generation as f64));
-    let losses = range(metrics.iter().flat_map(|m| [m.policy_loss, m.value_loss]));
+    let losses = range(metrics.iter().flat_map(|m| [Some(m.policy_loss), Some(m.value_loss), m.fresh_policy_loss, m.fresh_value_loss]).flatten());
     let mut chart = ChartBuilder::on(&panels[2]).caption("losses", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(generations.clone(), losses)?;
     chart.configure_mesh().x_desc("generation").draw()?;
     chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.policy_loss)), &BLUE))?.label("policy").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
     chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.value_loss)), &RED))?.label("value").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+    // The held-out losses, on each generation's games before training on them, paler.
+    let held_out: [(fn(&MetricsRow) -> Option<f64>, RGBColor, &str); 2] =
+        [(|m| m.fresh_policy_loss, BLUE, "policy, new games"), (|m| m.fresh_value_loss, RED, "value, new games")];
+    for (loss, colour, label) in held_out {
+        let points: Vec<_> = metrics.iter().filter_map(|m| Some((m.generation as f64, loss(m)?))).collect();
+        if !points.is_empty() {
+            let colour = colour.mix(0.4);
+            chart.draw_series(LineSeries::new(points, colour.stroke_width(2)))?.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+        }
+    }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
 
     let lengths = range(metrics.iter().map(|m| m.mean_game_length).chain([0.0]));

@@ -91,6 +91,32 @@ pub fn losses(network: &Network, batch: &Batch, value_weight: f64, train: bool) 
     (total, policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]), accuracy.double_value(&[]))
 }
 
+/// Mean losses of `network` over samples it is not training on, in evaluation mode
+/// (batch-norm running statistics, as in play) and unmirrored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldOutLosses {
+    pub policy: f64,
+    pub value: f64,
+}
+
+/// [`HeldOutLosses`] of `network` over `samples` (none when there are no samples), with the
+/// value target of `search_value_share`.
+pub fn held_out_losses(network: &Network, samples: &[Sample], search_value_share: f64) -> Option<HeldOutLosses> {
+    if samples.is_empty() {
+        return None;
+    }
+    let (mut policy, mut value) = (0.0, 0.0);
+    for chunk in samples.chunks(256) {
+        let refs: Vec<&Sample> = chunk.iter().collect();
+        let batch = make_batch(&refs, &vec![false; refs.len()], network.config.inputs(), search_value_share, network.device());
+        let (_, p, v, _, _) = tch::no_grad(|| losses(network, &batch, 1.0, false));
+        policy += p * refs.len() as f64;
+        value += v * refs.len() as f64;
+    }
+    let n = samples.len() as f64;
+    Some(HeldOutLosses { policy: policy / n, value: value / n })
+}
+
 /// One call of [`train`]: `steps` optimiser steps at `learning_rate`, on batches drawn from the
 /// newest `window` positions of `buffer`.
 pub struct Round<'a> {

@@ -20,6 +20,22 @@ fn metrics_generations(dir: &Path) -> Vec<u32> {
     epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).unwrap().iter().map(|r| r.generation).collect()
 }
 
+/// A metrics file written before the held-out losses were measured still reads, without them.
+#[test]
+fn metrics_without_the_held_out_losses_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("metrics.csv");
+    std::fs::write(
+        &path,
+        "generation,games,positions,samples,mean_game_length,white_wins,black_wins,draws,policy_loss,value_loss,policy_entropy,value_accuracy,grad_norm,elo,elo_error,selfplay_sims_per_second,train_samples_per_second,train_steps,learning_rate,window,total_games,total_positions,wall_seconds\n\
+         1,128,12011,3006,93.8,61,64,3,1.853,0.701,1.833,0.695,1.209,,,646.3,143.5,100,0.00005,3006,128,12011,862.2\n",
+    )
+    .unwrap();
+    let rows = epaminondas::coach::read_metrics(&path, u32::MAX).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].policy_loss, rows[0].fresh_policy_loss, rows[0].fresh_value_loss), (1.853, None, None));
+}
+
 #[test]
 fn generations_add_up_across_invocations() {
     let dir = tempfile::tempdir().unwrap();
@@ -50,6 +66,21 @@ fn generations_add_up_across_invocations() {
     // previous checkpoint, per generation, with an Elo in every metrics row.
     let metrics = epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), 2).unwrap();
     assert!(metrics.iter().all(|r| r.elo.is_some() && r.elo_error.is_some()), "{metrics:?}");
+    // The held-out losses are those of the network that played a generation's games, on their
+    // samples, before it trained on them; the network trained on them scores otherwise.
+    let config = smoke();
+    let share = config.training.search_value_share;
+    for row in &metrics {
+        let samples = epaminondas::replay::read_chunk(&run_dir.join("replay"), row.generation, &config.rules).unwrap();
+        let scored_by = |generation| {
+            let (network, _) = Network::load(&checkpoint_path(&run_dir, generation), tch::Device::Cpu).unwrap();
+            train::held_out_losses(&network, &samples, share).unwrap()
+        };
+        let (player, trained) = (scored_by(row.generation - 1), scored_by(row.generation));
+        let recorded = (row.fresh_policy_loss.unwrap(), row.fresh_value_loss.unwrap());
+        assert!((recorded.0 - player.policy).abs() < 1e-4 && (recorded.1 - player.value).abs() < 1e-4, "{recorded:?} {player:?}");
+        assert!((recorded.0 - trained.policy).abs() > 1e-4, "{recorded:?} {trained:?}");
+    }
     let games = rating::read_games(&run_dir.join("ratings/games.csv")).unwrap();
     assert_eq!(games.len(), 8);
     assert!(games.iter().filter(|g| g.rated_generation == 2).all(|g| [&g.white, &g.black].contains(&&"gen-000002".to_string())));
@@ -64,6 +95,7 @@ fn generations_add_up_across_invocations() {
     assert_eq!(progress, run_dir.join("plots/progress.svg"));
     let svg = std::fs::read_to_string(progress).unwrap();
     assert!(svg.contains("<svg") && svg.contains("run run"), "titled by the run's name");
+    assert!(svg.contains("policy, new games"), "the held-out losses are drawn");
     let comparison = epaminondas::plot::plot_comparison(&[run_dir.clone(), run_dir.clone()], dir.path()).unwrap();
     assert!(std::fs::read_to_string(comparison).unwrap().contains("runs run vs run"));
     let unrated = dir.path().join("unrated");

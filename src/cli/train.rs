@@ -91,8 +91,12 @@ impl Observer for Progress {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+        let fresh = match (r.fresh_policy_loss, r.fresh_value_loss) {
+            (Some(policy), Some(value)) => format!(" (on the new games before training {policy:.3} / {value:.3})"),
+            _ => String::new(),
+        };
         println!(
-            "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}, value acc {:.2}; {:.0} sims/s, {:.0} train samples/s; {:.0} s total",
+            "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}{fresh}, value acc {:.2}; {:.0} sims/s, {:.0} train samples/s; {:.0} s total",
             r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.selfplay_sims_per_second, r.train_samples_per_second, r.wall_seconds
         );
         if let (Some(elo), Some(error)) = (r.elo, r.elo_error) {

@@ -54,6 +54,14 @@ pub struct MetricsRow {
     pub policy_entropy: f64,
     pub value_accuracy: f64,
     pub grad_norm: f64,
+    /// Losses of the network that played this generation's games on their samples, before it
+    /// trained on them: held out, where the losses above are on the window, mostly on samples
+    /// trained on before, and keep falling as the network memorises it. Empty in rows written
+    /// before it was measured.
+    #[serde(default)]
+    pub fresh_policy_loss: Option<f64>,
+    #[serde(default)]
+    pub fresh_value_loss: Option<f64>,
     /// Elo of this generation's checkpoint when it was rated (random = 0), else empty.
     #[serde(default)]
     pub elo: Option<f64>,
@@ -369,6 +377,7 @@ impl Run {
             let games_text: String = output.records.iter().map(|r| format!("{r}\n")).collect();
             write_file(&self.dir.join("games").join(format!("gen-{generation:06}.txt")), games_text.as_bytes())?;
 
+            let fresh = train::held_out_losses(&network, &output.samples, config.training.search_value_share);
             let new_samples = output.samples.len();
             buffer.push(generation, output.samples);
             let total_samples = self.state.total_samples + new_samples;
@@ -407,6 +416,8 @@ impl Run {
                 policy_entropy: stats.policy_entropy,
                 value_accuracy: stats.value_accuracy,
                 grad_norm: stats.grad_norm,
+                fresh_policy_loss: fresh.map(|f| f.policy),
+                fresh_value_loss: fresh.map(|f| f.value),
                 elo: None,
                 elo_error: None,
                 selfplay_sims_per_second: s.simulations as f64 / s.seconds.max(1e-9),
