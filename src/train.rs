@@ -91,7 +91,7 @@ pub fn losses(network: &Network, batch: &Batch, value_weight: f64, train: bool) 
     (total, policy_loss.double_value(&[]), value_loss.double_value(&[]), entropy.double_value(&[]), accuracy.double_value(&[]))
 }
 
-/// Mean losses of `network` over samples it is not training on, in evaluation mode
+/// Mean losses of a network over samples it has not trained on, in evaluation mode
 /// (batch-norm running statistics, as in play) and unmirrored.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HeldOutLosses {
