@@ -8,9 +8,10 @@
 //! with them in the window; and the newest checkpoint, after every round since. The training
 //! losses in `metrics.csv` are on the window, mostly on samples seen several times before, so
 //! they cannot tell these apart (the trainer now records the fresh loss there too, as
-//! fresh_policy_loss and fresh_value_loss, but not what later networks make of old games). A newest network that fits old chunks much better than the
-//! fresh loss says is memorising the window (too many passes over it); one that fits them
-//! about as well as fresh ones has room for more training per game.
+//! fresh_policy_loss and fresh_value_loss, but not what later networks make of old games). A
+//! newest network that fits old chunks much better than the fresh loss says is memorising the
+//! window (too many passes over it); one that fits them about as well as fresh ones has room for
+//! more training per game.
 //!
 //! With chunk files of games no checkpoint of RUN trained on (another run's `replay/` chunks,
 //! say a copy of RUN trained on differently from an earlier generation), it instead scores
@@ -28,9 +29,10 @@ use epaminondas::replay::{read_chunk, read_samples, Sample};
 use epaminondas::train::held_out_losses;
 use std::path::Path;
 
-/// Mean (policy loss, value loss) of `network` over `samples` (zeros for none).
+/// Mean (policy loss, value loss) of `network` over `samples` (NaN for none, the mean of
+/// nothing).
 fn mean_losses(network: &Network, samples: &[Sample], search_value_share: f64) -> (f64, f64) {
-    held_out_losses(network, samples, search_value_share).map_or((0.0, 0.0), |l| (l.policy, l.value))
+    held_out_losses(network, samples, search_value_share).map_or((f64::NAN, f64::NAN), |l| (l.policy, l.value))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
