@@ -797,7 +797,7 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
 
     let mut wider = smoke();
     wider.network.channels = Some(24);
-    let pretraining = Pretraining { source_run: &source_dir, steps: 40 };
+    let pretraining = Pretraining { source_run: &source_dir, steps: 40, init: None };
     let mut run = Run::start_pretrained(&dir.path().join("wider"), wider.clone(), pretraining, &Silent).unwrap();
     let (pretrained, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
     assert_eq!(pretrained.config.channels, 24);
@@ -820,18 +820,18 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     assert_eq!(metrics_generations(&run.dir), [1]);
     assert_eq!(run.replay_window().unwrap().generations(), [0, 1]);
 
-    let again = Run::start_pretrained(&run.dir, wider.clone(), Pretraining { source_run: &source_dir, steps: 1 }, &Silent);
+    let again = Run::start_pretrained(&run.dir, wider.clone(), Pretraining { source_run: &source_dir, steps: 1, init: None }, &Silent);
     assert!(matches!(again, Err(RunError::AlreadyStarted { .. })));
     let mut other_rules = wider.clone();
     other_rules.rules.ply_cap = Some(41);
-    let refused = Run::start_pretrained(&dir.path().join("other"), other_rules, Pretraining { source_run: &source_dir, steps: 1 }, &Silent).err().unwrap();
+    let refused = Run::start_pretrained(&dir.path().join("other"), other_rules, Pretraining { source_run: &source_dir, steps: 1, init: None }, &Silent).err().unwrap();
     assert!(matches!(refused, RunError::Pretraining { .. }) && refused.to_string().contains("rules"), "{refused}");
     let nowhere = dir.path().join("nowhere");
-    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &nowhere, steps: 1 }, &Silent).err().unwrap();
+    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &nowhere, steps: 1, init: None }, &Silent).err().unwrap();
     assert!(refused.to_string().contains("not a run directory"), "{refused}");
     let unplayed = dir.path().join("unplayed");
     Run::open(&unplayed, Some(smoke())).unwrap();
-    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &unplayed, steps: 1 }, &Silent).err().unwrap();
+    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &unplayed, steps: 1, init: None }, &Silent).err().unwrap();
     assert!(refused.to_string().contains("replay buffer is empty"), "{refused}");
     assert!(!dir.path().join("other").exists());
 
@@ -844,6 +844,49 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     std::fs::copy(run.dir.join("config.toml"), half_made.join("config.toml")).unwrap();
     let refused = Run::open(&half_made, None).err().unwrap();
     assert!(refused.to_string().contains("--pretrain-on"), "{refused}");
-    let restarted = Run::start_pretrained(&half_made, wider, Pretraining { source_run: &source_dir, steps: 1 }, &Silent).unwrap();
+    let restarted = Run::start_pretrained(&half_made, wider, Pretraining { source_run: &source_dir, steps: 1, init: None }, &Silent).unwrap();
     assert_eq!(restarted.state.total_samples, samples.len());
+}
+
+/// A trained network can go on in a new run with another run's replay buffer as its window
+/// from the first generation: with `init` and no pretraining steps, generation 0's network is
+/// the checkpoint's unchanged, the source's samples are chunk 0, and run.json names both the
+/// weights and the samples (with no losses, as nothing was trained). A checkpoint of another
+/// shape is refused and leaves no run behind.
+#[test]
+fn a_trained_network_goes_on_with_another_runs_buffer() {
+    use epaminondas::coach::{Pretraining, RunError};
+    use epaminondas::nn::NetError;
+    let dir = tempfile::tempdir().unwrap();
+    let source_dir = dir.path().join("source");
+    Run::open(&source_dir, Some(smoke())).unwrap().train(Some(2), &Silent).unwrap();
+    let rules = smoke().rules;
+    let samples: Vec<Sample> = (1..=2).flat_map(|g| epaminondas::replay::read_chunk(&source_dir.join("replay"), g, &rules).unwrap()).collect();
+    let trained = checkpoint_path(&source_dir, 2);
+
+    let pretraining = Pretraining { source_run: &source_dir, steps: 0, init: Some(&trained) };
+    let mut run = Run::start_pretrained(&dir.path().join("on"), smoke(), pretraining, &Silent).unwrap();
+    let (started, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
+    let (source, _) = Network::load(&trained, tch::Device::Cpu).unwrap();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let batch = train::make_batch(&refs, &vec![false; refs.len()], source.config.inputs(), 0.0, tch::Device::Cpu);
+    let loss = |network: &Network| train::losses(network, &batch, 1.0, false).0.double_value(&[]);
+    assert!((loss(&started) - loss(&source)).abs() < 1e-9, "started {} source {}", loss(&started), loss(&source));
+    let fresh = Network::new(&smoke().net_config().unwrap(), tch::Device::Cpu, Some(smoke().run.seed)).unwrap();
+    assert!((loss(&fresh) - loss(&source)).abs() > 1e-3, "the checkpoint's weights, not the run's seed, were loaded");
+    assert_eq!(epaminondas::replay::read_chunk(&run.dir.join("replay"), 0, &rules).unwrap().len(), samples.len());
+    assert_eq!(run.state.total_samples, samples.len());
+    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(info["pretrained"]["steps"], 0);
+    assert!(info["pretrained"].get("policy_loss").is_none(), "{info}");
+    assert!(info["initialised_from"].as_str().unwrap().ends_with("gen-000002.safetensors"), "{info}");
+    run.train(Some(1), &Silent).unwrap();
+    assert_eq!(run.replay_window().unwrap().generations(), [0, 1]);
+
+    let mut wider = smoke();
+    wider.network.channels = Some(24);
+    let pretraining = Pretraining { source_run: &source_dir, steps: 0, init: Some(&trained) };
+    let refused = Run::start_pretrained(&dir.path().join("wider"), wider, pretraining, &Silent).err().unwrap();
+    assert!(matches!(refused, RunError::Net(NetError::Incompatible(_))), "{refused}");
+    assert!(!dir.path().join("wider").exists(), "a refused start leaves no run directory behind");
 }

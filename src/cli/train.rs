@@ -27,16 +27,19 @@ pub struct TrainArgs {
     #[arg(long, value_enum)]
     pub precision: Option<Precision>,
     /// Starts a new run from this checkpoint's weights instead of random ones; the config's
-    /// network may add the threat planes, which start with zero weights.
-    #[arg(long, value_name = "CHECKPOINT", conflicts_with = "pretrain_on")]
+    /// network may add the threat planes, which start with zero weights. With --pretrain-on,
+    /// the pretraining starts from these weights.
+    #[arg(long, value_name = "CHECKPOINT")]
     pub init_from: Option<PathBuf>,
     /// Starts a new run whose first network is trained on this run's replay buffer (its newest
     /// samples, up to the config's max_window) before self-play begins; the network may be of
     /// another size than the source's.
     #[arg(long, value_name = "RUN", requires = "pretrain_steps")]
     pub pretrain_on: Option<PathBuf>,
-    /// Optimiser steps of that pretraining (batches of the config's batch_size).
-    #[arg(long, value_name = "STEPS", requires = "pretrain_on", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Optimiser steps of that pretraining (batches of the config's batch_size). 0 only keeps
+    /// the samples in the new run's buffer: with --init-from, a trained network goes on with a
+    /// window as broad as the source's from its first generation.
+    #[arg(long, value_name = "STEPS", requires = "pretrain_on")]
     pub pretrain_steps: Option<u32>,
 }
 
@@ -116,9 +119,9 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     }
     let progress = Progress { bar: RefCell::new(None), run: args.run.clone() };
     let mut run = match (&args.init_from, &args.pretrain_on, config) {
-        (Some(init), _, Some(config)) => Run::start_from(&args.run, config, init)?,
-        (None, Some(source_run), Some(config)) => {
-            let pretraining = Pretraining { source_run, steps: args.pretrain_steps.unwrap_or(1) as usize };
+        (Some(init), None, Some(config)) => Run::start_from(&args.run, config, init)?,
+        (init, Some(source_run), Some(config)) => {
+            let pretraining = Pretraining { source_run, steps: args.pretrain_steps.unwrap_or(0) as usize, init: init.as_deref() };
             Run::start_pretrained(&args.run, config, pretraining, &progress)?
         }
         (Some(_), _, None) => anyhow::bail!("--init-from starts a new run, which needs --config"),

@@ -135,10 +135,16 @@ pub enum RunError {
 /// How a new run's first network learns from another run's replay buffer before its own
 /// self-play starts: `steps` optimiser steps on the newest samples of `source_run`, at most
 /// the new config's `max_window` of them. The source may have a network of any size, so a
-/// larger network can begin from a smaller one's games.
+/// larger network can begin from a smaller one's games. With `init`, the network starts from
+/// that checkpoint's weights (as [`Run::start_from`]) rather than random ones, and `steps`
+/// may be 0: the run then only keeps the source's samples, so that a trained network carried
+/// on in a new run trains on a window as broad as the one that trained it from its first
+/// generation (one begun with an empty buffer beat its parent and lost to the baselines, the
+/// narrow window the likely cause; README, "A new run from the twelfth agent").
 pub struct Pretraining<'a> {
     pub source_run: &'a Path,
     pub steps: usize,
+    pub init: Option<&'a Path>,
 }
 
 /// What pretraining did, recorded in the new run's `run.json`.
@@ -149,9 +155,13 @@ pub struct PretrainingReport {
     pub generations: (u32, u32),
     pub samples: usize,
     pub steps: usize,
-    pub policy_loss: f64,
-    pub value_loss: f64,
-    pub value_accuracy: f64,
+    /// The means over the steps; none when there were no steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_accuracy: Option<f64>,
     pub seconds: f64,
 }
 
@@ -240,34 +250,41 @@ impl Run {
         };
         configure_threads(config.run.threads);
         let device = config.run.device.resolve()?;
-        let network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
+        let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
+        if let Some(init) = pretraining.init {
+            network.init_from(&Network::load(init, device)?.0)?;
+        }
         let mut optimizer = Optimizer::new(&network, config.training.optimizer_settings());
-        let mut rng = StdRng::seed_from_u64(config.run.seed ^ 0x0070_7265_7472_6169);
-        observer.training_started(0, pretraining.steps);
-        let learning_rate = config.training.learning_rate_at(0);
         let samples = buffer.len();
-        let stats = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: samples, steps: pretraining.steps, learning_rate }, &config.training, &mut rng, &|s| observer.training_step(s));
+        let stats = (pretraining.steps > 0).then(|| {
+            let mut rng = StdRng::seed_from_u64(config.run.seed ^ 0x0070_7265_7472_6169);
+            observer.training_started(0, pretraining.steps);
+            let learning_rate = config.training.learning_rate_at(0);
+            train::train(&network, &mut optimizer, Round { buffer: &buffer, window: samples, steps: pretraining.steps, learning_rate }, &config.training, &mut rng, &|s| observer.training_step(s))
+        });
         let report = PretrainingReport {
             source_run: source_run.to_path_buf(),
             generations: (first, last),
             samples,
-            steps: stats.steps,
-            policy_loss: stats.policy_loss,
-            value_loss: stats.value_loss,
-            value_accuracy: stats.value_accuracy,
-            seconds: stats.seconds,
+            steps: stats.as_ref().map_or(0, |s| s.steps),
+            policy_loss: stats.as_ref().map(|s| s.policy_loss),
+            value_loss: stats.as_ref().map(|s| s.value_loss),
+            value_accuracy: stats.as_ref().map(|s| s.value_accuracy),
+            seconds: stats.as_ref().map_or(0.0, |s| s.seconds),
         };
-        observer.message(&format!(
-            "pretrained on {} samples of {} (generations {first}-{last}): {} steps, policy loss {:.3}, value loss {:.3}, value acc {:.2}, {:.0} s",
-            samples,
-            source_run.display(),
-            stats.steps,
-            stats.policy_loss,
-            stats.value_loss,
-            stats.value_accuracy,
-            stats.seconds
-        ));
-        let info = serde_json::json!({ "pretrained": report });
+        let source = format!("{samples} samples of {} (generations {first}-{last})", source_run.display());
+        let weights = pretraining.init.map_or(String::new(), |init| format!(", from the weights of {}", init.display()));
+        observer.message(&match &stats {
+            Some(stats) => format!(
+                "pretrained on {source}{weights}: {} steps, policy loss {:.3}, value loss {:.3}, value acc {:.2}, {:.0} s",
+                stats.steps, stats.policy_loss, stats.value_loss, stats.value_accuracy, stats.seconds
+            ),
+            None => format!("kept {source} for the first generations to train on{weights}"),
+        });
+        let mut info = serde_json::json!({ "pretrained": report });
+        if let Some(init) = pretraining.init {
+            info["initialised_from"] = serde_json::json!(init.display().to_string());
+        }
         Run::create_with(dir, config, network, Some((optimizer, buffer.into_samples())), info)
     }
 
