@@ -279,3 +279,46 @@ fn player_specs_parse_and_name_their_errors() {
         assert!(error.contains(expected), "{text}: {error}");
     }
 }
+
+/// Two matches on the same openings compare round by round: each first player's score as the
+/// match itself counted it, and the interval of the per-round differences worked out here from
+/// the matches' own scores. Files that are not matches on the same openings are refused by name.
+#[test]
+fn matches_on_the_same_openings_compare_round_by_round() {
+    use epaminondas::arena::paired::{compare, PairingError};
+    let (random, greedy): (PlayerSpec, PlayerSpec) = ("random".parse().unwrap(), "greedy".parse().unwrap());
+    let strong = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
+    let even = play_match(&greedy, &greedy, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
+    // Through the text of a records file, as `compare` reads it.
+    let records = |games: &[GameResult]| GameRecord::parse_all(&games.iter().map(|g| g.record.to_string() + "\n").collect::<String>()).unwrap();
+    let comparison = compare(&records(&strong.games), &records(&even.games)).unwrap();
+    let differences: Vec<f64> = strong.games.iter().zip(&even.games).map(|(a, b)| a.a_score - b.a_score).collect();
+    let n = differences.len() as f64;
+    let mean = differences.iter().sum::<f64>() / n;
+    let sd = (differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    assert_eq!(comparison.rounds, 12);
+    assert_eq!(comparison.unpaired, 0);
+    assert_eq!((comparison.players.0.as_str(), comparison.opponents.0.as_str(), comparison.opponents.1.as_str()), ("greedy", "random", "greedy"));
+    assert_eq!(comparison.scores, (strong.tally.score(), even.tally.score()));
+    assert!((comparison.difference - mean).abs() < 1e-12 && comparison.difference > 0.2, "{comparison:?}");
+    assert!((comparison.half_width - 1.959_963_984_540_054 * sd / n.sqrt()).abs() < 1e-12 && comparison.half_width > 0.0, "{comparison:?}");
+
+    // Rounds in one file only are left out and counted.
+    let fewer = records(&even.games[..8]);
+    let partial = compare(&records(&strong.games), &fewer).unwrap();
+    assert_eq!((partial.rounds, partial.unpaired), (8, 4));
+    // Another seed plays other openings: nothing to pair.
+    let other_seed = MatchSettings { seed: 10, ..settings(12, 2) };
+    let other = play_match(&random, &random, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
+    assert!(matches!(compare(&records(&strong.games), &records(&other.games)), Err(PairingError::OtherOpening { round: 1 })));
+    // A record that is no match game, and a file holding two matches.
+    let mut untagged = records(&strong.games);
+    untagged[3].extra.retain(|(key, _)| key != "Round");
+    let refused = compare(&untagged, &records(&even.games)).unwrap_err();
+    assert!(refused.to_string().contains("record 4 of the first file") && refused.to_string().contains("Round"), "{refused}");
+    let mut mixed = records(&strong.games[..6]);
+    mixed.extend(records(&even.games[6..]));
+    let refused = compare(&records(&even.games), &mixed).unwrap_err();
+    assert!(refused.to_string().contains("record 7 of the second file") && refused.to_string().contains("one match"), "{refused}");
+    assert!(matches!(compare(&records(&strong.games[..1]), &records(&even.games)), Err(PairingError::TooFewRounds(1))));
+}

@@ -3,6 +3,7 @@
 //! continued from its records; round-robin tournaments with maximum-likelihood ratings.
 
 pub mod elo;
+pub mod paired;
 pub mod ratings;
 
 use crate::game::{GameRecord, Move, Position, RecordResult, Rules, Status};

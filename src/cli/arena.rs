@@ -317,3 +317,31 @@ pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
     println!("ratings, pairs and games in {}", out.display());
     Ok(())
 }
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Records of the first match (`match --records`).
+    pub first: PathBuf,
+    /// Records of the second, played with the same seed, games and opening plies.
+    pub second: PathBuf,
+}
+
+/// `compare`: the first players (A of `match A B`) of two matches on the same openings,
+/// paired round by round.
+pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    let read = |path: &Path| -> anyhow::Result<Vec<GameRecord>> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        GameRecord::parse_all(&text).with_context(|| format!("cannot read the records in {}", path.display()))
+    };
+    let (first, second) = (read(&args.first)?, read(&args.second)?);
+    let comparison = crate::arena::paired::compare(&first, &second).with_context(|| format!("cannot pair {} with {}", args.first.display(), args.second.display()))?;
+    let points = |share: f64| 100.0 * share;
+    println!("{} rounds on the same openings in both files", comparison.rounds);
+    println!("  first:  {} against {} scored {:.1}%", comparison.players.0, comparison.opponents.0, points(comparison.scores.0));
+    println!("  second: {} against {} scored {:.1}%", comparison.players.1, comparison.opponents.1, points(comparison.scores.1));
+    println!("  first - second: {:+.1} points a game +/- {:.1} (95% interval, paired by round)", points(comparison.difference), points(comparison.half_width));
+    if comparison.unpaired > 0 {
+        println!("  {} round(s) in one file only were left out", comparison.unpaired);
+    }
+    Ok(())
+}

@@ -30,6 +30,9 @@ pub enum Command {
     Match(arena::MatchArgs),
     /// Plays a round robin and fits ratings by maximum likelihood (with a first-move term).
     Tournament(arena::TournamentArgs),
+    /// Compares two matches played on the same openings (same seed and games) round by round:
+    /// each one's first player's score and their difference with a 95% interval.
+    Compare(arena::CompareArgs),
     /// Draws a run's progress (Elo against time and games, losses, game length) as SVG, or
     /// compares the Elo curves of several runs.
     Plot(PlotArgs),
@@ -70,6 +73,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Train(args) => train::train(args),
         Command::Match(args) => arena::run_match(args),
         Command::Tournament(args) => arena::tournament(args),
+        Command::Compare(args) => arena::compare(args),
         Command::Plot(args) => {
             let path = match args.runs.as_slice() {
                 [run] => crate::plot::plot_run(run, args.out.as_deref())?,
