@@ -1,10 +1,12 @@
 //! Two matches on the same openings compared round by round (`epaminondas compare`).
 //!
 //! A match of A against B with a given seed plays the same openings in the same rounds, so two
-//! candidates' matches against one opponent can be compared opening by opening: the difference
-//! of their scores in each round varies much less than either score, because an opening that
-//! is easy for one is mostly easy for the other. That makes a paired interval two to three
-//! times narrower than the two matches' separate intervals would suggest together.
+//! candidates' matches against one opponent can be compared opening by opening: the interval
+//! comes from the spread of the per-round differences, which leaves out whatever the openings
+//! add to the spread of each score. With openings of four random plies on the 14x12 board that
+//! part is small (the README's paired intervals are about as wide as unpaired ones), but the
+//! pairing also keeps the comparison to the same games: a round missing from one file, as in a
+//! match cut short, is left out of both.
 
 use super::elo::Z95;
 use super::white_score;
