@@ -139,8 +139,8 @@ pub enum RunError {
 /// that checkpoint's weights (as [`Run::start_from`]) rather than random ones, and `steps`
 /// may be 0: the run then only keeps the source's samples, so that a trained network carried
 /// on in a new run trains on a window as broad as the one that trained it from its first
-/// generation (one begun with an empty buffer beat its parent and lost to the baselines, the
-/// narrow window the likely cause; README, "A new run from the twelfth agent").
+/// generation, not on a few generations of its own games (README, "The same start with a
+/// broad window").
 pub struct Pretraining<'a> {
     pub source_run: &'a Path,
     pub steps: usize,
