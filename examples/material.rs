@@ -7,7 +7,7 @@
 //! evaluation that counts pieces: whether it is outplayed in races to the far row or ground
 //! down in pieces first.
 
-use epaminondas::arena::white_score;
+use epaminondas::arena::{a_is_white, a_score};
 use epaminondas::game::{Color, GameRecord};
 
 fn median(values: &mut [f64]) -> f64 {
@@ -32,12 +32,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut lengths: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     let mut first_player = None;
     for record in &records {
-        let round: usize = record.extra.iter().find(|(k, _)| k == "Round").and_then(|(_, v)| v.parse().ok()).ok_or("a record without a Round tag: not a match record")?;
-        // A match's first player is White in odd rounds.
-        let (color, name) = if round % 2 == 1 { (Color::White, &record.white) } else { (Color::Black, &record.black) };
+        let round: usize = record.tag("Round").and_then(|r| r.parse().ok()).filter(|&r| r >= 1).ok_or("a record without a Round tag: not a match record")?;
+        let a_is_white = a_is_white(round - 1);
+        let (color, name) = if a_is_white { (Color::White, &record.white) } else { (Color::Black, &record.black) };
         first_player.get_or_insert_with(|| name.clone());
-        let score = if color == Color::White { white_score(record) } else { 1.0 - white_score(record) };
-        let outcome = match score {
+        let outcome = match a_score(record, a_is_white) {
             s if s > 0.75 => 0,
             s if s < 0.25 => 1,
             _ => continue,

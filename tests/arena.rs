@@ -129,7 +129,7 @@ fn matches_pair_openings_and_reproduce() {
     }
     for pair in one.games.chunks(2) {
         assert!(pair[0].a_is_white && !pair[1].a_is_white);
-        let plies = pair[0].record.extra.iter().find(|(k, _)| k == "OpeningPlies").map(|(_, v)| v.parse::<usize>().unwrap()).unwrap();
+        let plies = pair[0].record.tag("OpeningPlies").map(|v| v.parse::<usize>().unwrap()).unwrap();
         assert_eq!(pair[0].record.moves[..plies], pair[1].record.moves[..plies], "a pair shares its opening");
     }
     for game in &one.games {

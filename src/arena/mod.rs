@@ -115,6 +115,17 @@ pub fn white_score(record: &GameRecord) -> f64 {
     }
 }
 
+/// Whether a match's first player (A of `match A B`) has White in the game of this index
+/// (round index + 1): each opening is played twice, A White first.
+pub fn a_is_white(index: usize) -> bool {
+    index % 2 == 0
+}
+
+/// A's score in a finished record, given whether A had White.
+pub fn a_score(record: &GameRecord, a_is_white: bool) -> f64 {
+    if a_is_white { white_score(record) } else { 1.0 - white_score(record) }
+}
+
 /// Plays a match of `a` against `b`. `on_game` hears of each game as it finishes, with A's tally
 /// so far. Game `i` uses opening `i / 2`, with A as White when `i` is even; seeds derive from
 /// `settings.seed` and `i`, so a match is reproducible (with node or depth limits; a clock is
@@ -168,7 +179,7 @@ pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, sett
                     player_a.new_game(game_seed);
                     player_b.new_game(game_seed ^ 0x5555);
                     let opening = match_opening(settings, index);
-                    let a_is_white = index % 2 == 0;
+                    let a_is_white = a_is_white(index);
                     let (mut record, white, black) = if a_is_white {
                         (play_game(player_a.as_mut(), player_b.as_mut(), settings.rules, &opening, settings.limit), a, b)
                     } else {
@@ -178,7 +189,7 @@ pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, sett
                     // (`precision=f32` against `precision=bf16`, say) stay apart in the records.
                     (record.white, record.black) = (white.text.clone(), black.text.clone());
                     let record = record.with_tag("Round", index + 1).with_tag("OpeningPlies", opening.len()).with_tag("Seed", settings.seed);
-                    let a_score = if a_is_white { white_score(&record) } else { 1.0 - white_score(&record) };
+                    let a_score = a_score(&record, a_is_white);
                     if sender.send(Ok(GameResult { index, a_is_white, a_score, record })).is_err() {
                         break;
                     }
@@ -226,8 +237,7 @@ pub fn games_from_records(records: Vec<GameRecord>, a: &PlayerSpec, b: &PlayerSp
     let mut games = Vec::with_capacity(records.len());
     for (i, record) in records.into_iter().enumerate() {
         let refuse = |problem: String| ArenaError::ForeignRecord { number: i + 1, problem };
-        let tag = |name: &str| record.extra.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
-        let round = tag("Round").ok_or_else(|| refuse("it has no Round tag".into()))?;
+        let round = record.tag("Round").ok_or_else(|| refuse("it has no Round tag".into()))?;
         let index = match round.parse::<usize>() {
             Ok(round) if (1..=settings.games).contains(&round) => round - 1,
             _ => return Err(refuse(format!("round {round:?} is not one of 1..={}", settings.games))),
@@ -235,13 +245,13 @@ pub fn games_from_records(records: Vec<GameRecord>, a: &PlayerSpec, b: &PlayerSp
         if !seen.insert(index) {
             return Err(refuse(format!("round {round} appears twice")));
         }
-        if tag("Seed") != Some(settings.seed.to_string().as_str()) {
-            return Err(refuse(format!("its seed is {:?}, the match's is {}", tag("Seed").unwrap_or("missing"), settings.seed)));
+        if record.tag("Seed") != Some(settings.seed.to_string().as_str()) {
+            return Err(refuse(format!("its seed is {:?}, the match's is {}", record.tag("Seed").unwrap_or("missing"), settings.seed)));
         }
         if record.start != start {
             return Err(refuse(format!("it was played under other rules ({}) or from another start", record.rules())));
         }
-        let a_is_white = index % 2 == 0;
+        let a_is_white = a_is_white(index);
         let (white, black) = if a_is_white { (a, b) } else { (b, a) };
         if (record.white.as_str(), record.black.as_str()) != (white.text.as_str(), black.text.as_str()) {
             return Err(refuse(format!("round {round} is {} (White) against {}, not {white} against {black}", record.white, record.black)));
@@ -252,7 +262,7 @@ pub fn games_from_records(records: Vec<GameRecord>, a: &PlayerSpec, b: &PlayerSp
         if record.result == RecordResult::Unfinished {
             return Err(refuse(format!("round {round} has no result")));
         }
-        let a_score = if a_is_white { white_score(&record) } else { 1.0 - white_score(&record) };
+        let a_score = a_score(&record, a_is_white);
         games.push(GameResult { index, a_is_white, a_score, record });
     }
     Ok(games)

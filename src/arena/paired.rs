@@ -9,7 +9,7 @@
 //! match cut short, is left out of both.
 
 use super::elo::Z95;
-use super::white_score;
+use super::{a_is_white, a_score};
 use crate::game::GameRecord;
 use std::collections::BTreeMap;
 
@@ -46,21 +46,19 @@ struct Round {
     opening: (crate::game::Position, Vec<crate::game::Move>),
 }
 
-/// The rounds of one file, keyed by number, with the names of its A and B. A match's A plays
-/// White in odd rounds and Black in even ones.
+/// The rounds of one file, keyed by number, with the names of its A and B.
 fn rounds(records: &[GameRecord], file: &'static str) -> Result<((String, String), BTreeMap<usize, Round>), PairingError> {
     let mut names: Option<(String, String)> = None;
     let mut rounds = BTreeMap::new();
     for (i, record) in records.iter().enumerate() {
         let refuse = |problem: String| PairingError::Record { file, number: i + 1, problem };
-        let tag = |name: &str| record.extra.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str());
-        let round: usize = match tag("Round").map(str::parse) {
+        let round: usize = match record.tag("Round").map(str::parse) {
             Some(Ok(round)) if round >= 1 => round,
-            Some(_) => return Err(refuse(format!("its Round tag {:?} is not a round number", tag("Round").unwrap_or_default()))),
+            Some(_) => return Err(refuse(format!("its Round tag {:?} is not a round number", record.tag("Round").unwrap_or_default()))),
             None => return Err(refuse("it has no Round tag (is it a match record?)".into())),
         };
-        let opening_plies: usize = tag("OpeningPlies").and_then(|p| p.parse().ok()).ok_or_else(|| refuse("it has no OpeningPlies tag".into()))?;
-        let a_is_white = round % 2 == 1;
+        let opening_plies: usize = record.tag("OpeningPlies").and_then(|p| p.parse().ok()).ok_or_else(|| refuse("it has no OpeningPlies tag".into()))?;
+        let a_is_white = a_is_white(round - 1);
         let (a, b) = if a_is_white { (&record.white, &record.black) } else { (&record.black, &record.white) };
         match &names {
             None => names = Some((a.clone(), b.clone())),
@@ -69,7 +67,7 @@ fn rounds(records: &[GameRecord], file: &'static str) -> Result<((String, String
             }
             Some(_) => {}
         }
-        let score = if a_is_white { white_score(record) } else { 1.0 - white_score(record) };
+        let score = a_score(record, a_is_white);
         let opening = (record.start, record.moves.iter().take(opening_plies).copied().collect());
         if rounds.insert(round, Round { score, opening }).is_some() {
             return Err(refuse(format!("round {round} appears twice")));

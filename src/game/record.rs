@@ -147,6 +147,11 @@ impl GameRecord {
         self
     }
 
+    /// The value of the first tag called `name` among the other tags, if there is one.
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.extra.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
+    }
+
     pub fn rules(&self) -> &Rules {
         self.start.rules()
     }
