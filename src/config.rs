@@ -6,7 +6,7 @@ use crate::mcts::{RootSearch, SearchConfig};
 use crate::nn::model::NetConfig;
 use crate::nn::optim::{OptimizerKind, OptimizerSettings};
 use crate::nn::{DeviceChoice, Precision};
-use crate::players::PlayerSpec;
+use crate::players::{PlayerKind, PlayerSpec};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -112,6 +112,45 @@ pub struct SelfPlayConfig {
     /// policy as their target instead of the visit counts.
     #[serde(default)]
     pub root_search: RootSearch,
+    /// A share of each generation's games played by the network against another player
+    /// instead of itself: `{ player = "mcts-rollout:sims=8000", share = 0.5 }`. Only the
+    /// network's own moves become training samples; the other player's moves only steer the
+    /// game. Optional; every game is self-play when left out.
+    #[serde(default)]
+    pub opponent: Option<OpponentConfig>,
+}
+
+/// The other player of [`SelfPlayConfig::opponent`]. The twelfth agent's games against itself
+/// are mostly races, and it lost long games to mcts-rollout by falling behind in pieces while
+/// its value head still rated some of those positions won (README, "Search time or knowledge");
+/// games against a player unlike itself reach positions its own games seldom do.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpponentConfig {
+    /// A player spec as `match` takes it, with its own limit (`sims=`, `depth=`; a time limit
+    /// would make games depend on the machine's speed). Not a network: its search would run
+    /// outside the self-play batch, one position at a time.
+    pub player: String,
+    /// The share of games (drawn per game by its seed), with colours drawn evenly.
+    pub share: f64,
+}
+
+impl OpponentConfig {
+    /// The player spec, checked as the trainer needs it.
+    pub fn spec(&self) -> Result<PlayerSpec, ConfigError> {
+        let invalid = |m: String| ConfigError::Invalid(format!("selfplay.opponent: {m}"));
+        let spec: PlayerSpec = self.player.parse().map_err(|e| invalid(format!("{e}")))?;
+        if matches!(spec.kind, PlayerKind::Net(_)) {
+            return Err(invalid(format!("`{}` is a network; self-play opponents must be random, greedy, alphabeta or mcts-rollout", self.player)));
+        }
+        if spec.limit.time.is_some() {
+            return Err(invalid(format!("`{}` has a time limit; give it sims= or depth= so that games do not depend on the machine's speed", self.player)));
+        }
+        if !(self.share > 0.0 && self.share <= 1.0) {
+            return Err(invalid(format!("share must be in (0, 1], not {}", self.share)));
+        }
+        Ok(spec)
+    }
 }
 
 /// The value target of a self-play game that reached the ply cap. The game has no draw rule;
@@ -287,6 +326,9 @@ impl Config {
         }
         if s.temperature_start < 0.0 || s.temperature_end < 0.0 {
             return invalid("selfplay temperatures must be >= 0".into());
+        }
+        if let Some(opponent) = &s.opponent {
+            opponent.spec()?;
         }
         if s.stall_plies == Some(0) {
             return invalid("selfplay.stall_plies must be at least 1 (leave it out to never stop a game early)".into());

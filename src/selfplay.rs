@@ -7,6 +7,8 @@ use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator, Wdl};
 use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termination};
 use crate::mcts::{Gathered, LeafToken, RootSearch, Search, SearchConfig};
+use crate::nn::DeviceChoice;
+use crate::players::{Limit, Player, PlayerSpec};
 use crate::replay::{outcome_for, Sample};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -30,13 +32,26 @@ pub struct SelfPlayStats {
     pub white_wins: usize,
     pub black_wins: usize,
     pub draws: usize,
+    /// Games against `SelfPlayConfig::opponent`, and the network's points in them (a win 1, a
+    /// draw 1/2).
+    pub opponent_games: usize,
+    pub opponent_points: f64,
     /// Search simulations (network leaves and terminal visits).
     pub simulations: u64,
     pub seconds: f64,
 }
 
+/// The other side of a game against `SelfPlayConfig::opponent`.
+struct Opponent {
+    color: Color,
+    player: Box<dyn Player>,
+    name: String,
+}
+
 struct Game {
     search: Search,
+    /// None in a game of the network against itself.
+    opponent: Option<Opponent>,
     rng: StdRng,
     start: Position,
     moves: Vec<Move>,
@@ -52,11 +67,23 @@ struct Game {
 }
 
 impl Game {
-    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, seed: u64) -> Game {
+    /// `opponent` is the configured opponent's spec, if any (checked by the config: a player
+    /// that builds without a network).
+    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, opponent: Option<&PlayerSpec>, seed: u64) -> Game {
         let mut rng = StdRng::seed_from_u64(seed);
         let start = Position::start(rules).expect("validated rules");
         let opening_plies = rng.random_range(0..=config.random_opening_plies);
-        let mut game = Game { search: Search::new(start, search_config.clone()), rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, plies_since_capture: 0, simulations: 0 };
+        // Drawn only when an opponent is configured, so that self-play alone plays the games
+        // it always did from the same seeds.
+        let opponent = match (opponent, &config.opponent) {
+            (Some(spec), Some(settings)) if rng.random_bool(settings.share) => {
+                let color = if rng.random_bool(0.5) { Color::White } else { Color::Black };
+                let player = spec.build(DeviceChoice::Cpu, rng.random()).expect("the config allows only opponents that build without a network");
+                Some(Opponent { color, player, name: spec.text.clone() })
+            }
+            _ => None,
+        };
+        let mut game = Game { search: Search::new(start, search_config.clone()), opponent, rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, plies_since_capture: 0, simulations: 0 };
         game.pick_search_kind(config);
         // The random opening at once (up to the first search), so that a game is a function of
         // its seed alone. A game that replaced a finished one mid-round used to search the start
@@ -103,6 +130,12 @@ impl Game {
             if (self.moves.len() as u16) < self.opening_plies {
                 let moves = self.position().legal_moves();
                 let mv = *moves.choose(&mut self.rng).expect("a position that is not terminal has moves");
+                self.play(mv, config);
+                continue;
+            }
+            if let Some(opponent) = self.opponent.as_mut().filter(|o| o.color == self.search.root_position().side_to_move()) {
+                // Its own limit (the spec's, or its kind's default), never a clock.
+                let mv = opponent.player.choose(self.search.root_position(), Limit::default()).mv;
                 self.play(mv, config);
                 continue;
             }
@@ -162,7 +195,13 @@ impl Game {
         out
     }
 
-    fn finish(self, white: &str, black: &str, config: &SelfPlayConfig) -> (GameRecord, Vec<Sample>) {
+    /// The record (the network named `player`) and the samples of a finished game.
+    fn finish(self, player: &str, config: &SelfPlayConfig) -> (GameRecord, Vec<Sample>) {
+        let (white, black) = match &self.opponent {
+            Some(Opponent { color: Color::White, name, .. }) => (name.as_str(), player),
+            Some(Opponent { color: Color::Black, name, .. }) => (player, name.as_str()),
+            None => (player, player),
+        };
         let mut record = GameRecord::new(white, black, self.start, self.moves);
         if record.termination == Termination::Unfinished {
             record = record.with_tag("Stopped", format!("no capture in {} plies", self.plies_since_capture));
@@ -208,9 +247,19 @@ pub struct FinishedGame {
 
 impl SelfPlayOutput {
     /// Counts `game` in, except for its search simulations (unknown for a game resumed from
-    /// disk, and not this invocation's work).
-    fn add(&mut self, game: FinishedGame) {
+    /// disk, and not this invocation's work). `player` is the network's name in the records:
+    /// a game where only one side has it was against the opponent.
+    fn add(&mut self, game: FinishedGame, player: &str) {
         self.stats.plies += game.record.moves.len();
+        let network_side = match (game.record.white == player, game.record.black == player) {
+            (true, false) => Some(Color::White),
+            (false, true) => Some(Color::Black),
+            _ => None,
+        };
+        if let Some(side) = network_side {
+            self.stats.opponent_games += 1;
+            self.stats.opponent_points += (f64::from(outcome_for(game.record.result, side)) + 1.0) / 2.0;
+        }
         match game.record.result {
             RecordResult::WhiteWins => self.stats.white_wins += 1,
             RecordResult::BlackWins => self.stats.black_wins += 1,
@@ -243,10 +292,11 @@ pub fn play_games<E>(
     let done: std::collections::BTreeSet<usize> = resumed.iter().map(|game| game.index).collect();
     let mut output = SelfPlayOutput::default();
     for game in resumed {
-        output.add(game);
+        output.add(game, player_name);
     }
+    let opponent = config.opponent.as_ref().map(|o| o.spec().expect("Config::validate checks the opponent"));
     let mut to_play = (0..total).filter(|index| !done.contains(index));
-    let new_game = |index: usize| (index, Game::new(rules, search, config, seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+    let new_game = |index: usize| (index, Game::new(rules, search, config, opponent.as_ref(), seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
     let mut games: Vec<(usize, Game)> = to_play.by_ref().take(config.parallel_games).map(new_game).collect();
     while !games.is_empty() {
         let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
@@ -260,10 +310,10 @@ pub fn play_games<E>(
                 None => games.swap_remove(i),
             };
             output.stats.simulations += game.simulations;
-            let (record, samples) = game.finish(player_name, player_name, config);
+            let (record, samples) = game.finish(player_name, config);
             let game = FinishedGame { index, record, samples };
             on_game(&game, output.stats.games + 1)?;
-            output.add(game);
+            output.add(game, player_name);
         }
         if games.iter().all(|(_, g)| g.over(config)) {
             continue; // fresh games may need advancing before they can search

@@ -257,6 +257,82 @@ fn gumbel_self_play_plays_its_plans_and_records_their_policies() {
     assert_eq!(output.records, again.records, "a game is a function of its seed");
 }
 
+#[test]
+fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
+    use epaminondas::config::OpponentConfig;
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::game::{Color, RecordResult};
+    use epaminondas::players::greedy::score_after;
+    use epaminondas::selfplay::{play_games, FinishedGame};
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 8;
+    config.selfplay.full_search_probability = 1.0;
+    config.selfplay.opponent = Some(OpponentConfig { player: "greedy".into(), share: 1.0 });
+    let play = |config: &Config| {
+        let mut games = Vec::new();
+        let Ok(output) = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 5, "net", Vec::new(), &mut |game: &FinishedGame, _| {
+            games.push(game.clone());
+            Ok::<(), std::convert::Infallible>(())
+        });
+        (output, games)
+    };
+    let (output, games) = play(&config);
+    assert_eq!(games.len(), 8);
+    let mut points = 0.0;
+    let mut sides = Vec::new();
+    for game in &games {
+        let record = &game.record;
+        let side = match (record.white.as_str(), record.black.as_str()) {
+            ("net", "greedy") => Color::White,
+            ("greedy", "net") => Color::Black,
+            other => panic!("game {} was played by {other:?}", game.index),
+        };
+        sides.push(side);
+        // Every recorded position is one where the network moved (every move of its is a full
+        // search here), and none is the opponent's.
+        assert!(!game.samples.is_empty());
+        assert!(game.samples.iter().all(|s| s.position.side_to_move() == side), "game {}: a sample of the opponent's move", game.index);
+        // After the random opening, the opponent's moves are greedy's: the best one-ply score.
+        let positions = record.positions();
+        for (ply, mv) in record.moves.iter().enumerate().skip(config.selfplay.random_opening_plies as usize) {
+            let before = positions[ply];
+            if before.side_to_move() != side {
+                let best = before.legal_moves().iter().map(|&m| score_after(&before.play_unchecked(m))).max().unwrap();
+                assert_eq!(score_after(&before.play_unchecked(*mv)), best, "game {} ply {ply}: {mv} is not greedy's", game.index);
+            }
+        }
+        points += match (record.result, side) {
+            (RecordResult::WhiteWins, Color::White) | (RecordResult::BlackWins, Color::Black) => 1.0,
+            (RecordResult::WhiteWins, Color::Black) | (RecordResult::BlackWins, Color::White) => 0.0,
+            _ => 0.5,
+        };
+    }
+    assert!(sides.contains(&Color::White) && sides.contains(&Color::Black), "both colours: {sides:?}");
+    assert_eq!((output.stats.opponent_games, output.stats.opponent_points), (8, points));
+    assert_eq!(play(&config).0.records, output.records, "a game against the opponent is a function of its seed");
+
+    // Half the games on average: this seed draws some of each.
+    config.selfplay.opponent = Some(OpponentConfig { player: "greedy".into(), share: 0.5 });
+    let (half, _) = play(&config);
+    let against = half.records.iter().filter(|r| r.white != r.black).count();
+    assert!(against > 0 && against < 8 && half.stats.opponent_games == against, "{against} of 8 against the opponent");
+
+    // Through the trainer: the metrics row counts them and the records name the opponent.
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    config.selfplay.opponent = Some(OpponentConfig { player: "mcts-rollout:sims=20".into(), share: 1.0 });
+    let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
+    run.train(Some(1), &Silent).unwrap();
+    let row = &run.metrics()[0];
+    assert_eq!(row.opponent_games, Some(8));
+    let score = row.opponent_score.unwrap();
+    assert!((0.0..=1.0).contains(&score));
+    let games = std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap();
+    assert_eq!(games.matches("\"mcts-rollout:sims=20\"").count(), 8);
+    let read = epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), 1).unwrap();
+    assert_eq!((read[0].opponent_games, read[0].opponent_score), (Some(8), Some(score)));
+}
+
 fn metrics_generations_safe(dir: &Path) -> usize {
     epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).map(|r| r.len()).unwrap_or(0)
 }
@@ -285,6 +361,12 @@ fn bad_configs_are_named() {
     assert!(Config::parse(&typo, "x.toml").unwrap_err().to_string().contains("gumbal"));
     let share = text.replace("[training]", "[training]\nsearch_value_share = 1.5");
     assert!(Config::parse(&share, "x.toml").unwrap_err().to_string().contains("search_value_share"));
+    let opponent = |spec: &str, share: &str| text.replace("random_opening_plies = 2", &format!("random_opening_plies = 2\nopponent = {{ player = \"{spec}\", share = {share} }}"));
+    Config::parse(&opponent("mcts-rollout:sims=100", "0.5"), "x.toml").unwrap();
+    for (spec, share, named) in [("net:models/x.safetensors", "0.5", "is a network"), ("mcts-rollout:time=0.1", "0.5", "time limit"), ("greedy", "0", "share"), ("greedy", "1.5", "share"), ("grredy", "0.5", "grredy")] {
+        let error = Config::parse(&opponent(spec, share), "x.toml").unwrap_err().to_string();
+        assert!(error.contains("selfplay.opponent") && error.contains(named), "{spec} {share}: {error}");
+    }
     // The shipped default config is valid.
     Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml"))).unwrap();
 }

@@ -49,6 +49,12 @@ pub struct MetricsRow {
     pub white_wins: usize,
     pub black_wins: usize,
     pub draws: usize,
+    /// Games against `[selfplay] opponent` among `games`, and the network's score in them
+    /// (points / games). Empty without an opponent, and in rows written before there was one.
+    #[serde(default)]
+    pub opponent_games: Option<usize>,
+    #[serde(default)]
+    pub opponent_score: Option<f64>,
     pub policy_loss: f64,
     pub value_loss: f64,
     pub policy_entropy: f64,
@@ -428,6 +434,8 @@ impl Run {
                 white_wins: s.white_wins,
                 black_wins: s.black_wins,
                 draws: s.draws,
+                opponent_games: config.selfplay.opponent.as_ref().map(|_| s.opponent_games),
+                opponent_score: (s.opponent_games > 0).then(|| s.opponent_points / s.opponent_games as f64),
                 policy_loss: stats.policy_loss,
                 value_loss: stats.value_loss,
                 policy_entropy: stats.policy_entropy,
