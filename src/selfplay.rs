@@ -2,6 +2,7 @@
 //! leaves (rayon spreads the tree work), all leaves go to the network in one batch, and the
 //! results are applied in parallel. A finished game is replaced at once so the batch stays full.
 
+use crate::arena::a_score;
 use crate::config::{CappedGames, SelfPlayConfig};
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator, Wdl};
@@ -251,14 +252,14 @@ impl SelfPlayOutput {
     /// a game where only one side has it was against the opponent.
     fn add(&mut self, game: FinishedGame, player: &str) {
         self.stats.plies += game.record.moves.len();
-        let network_side = match (game.record.white == player, game.record.black == player) {
-            (true, false) => Some(Color::White),
-            (false, true) => Some(Color::Black),
+        let network_is_white = match (game.record.white == player, game.record.black == player) {
+            (true, false) => Some(true),
+            (false, true) => Some(false),
             _ => None,
         };
-        if let Some(side) = network_side {
+        if let Some(network_is_white) = network_is_white {
             self.stats.opponent_games += 1;
-            self.stats.opponent_points += (f64::from(outcome_for(game.record.result, side)) + 1.0) / 2.0;
+            self.stats.opponent_points += a_score(&game.record, network_is_white);
         }
         match game.record.result {
             RecordResult::WhiteWins => self.stats.white_wins += 1,
