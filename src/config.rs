@@ -53,6 +53,10 @@ pub struct NetworkConfig {
     /// left out, as in configs written before they existed.
     #[serde(default)]
     pub threats: bool,
+    /// Gives the network the lead head, which `training.lead_loss_weight` trains (see
+    /// `replay::PieceLeads`). Off when left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lead_head: bool,
 }
 
 impl NetworkConfig {
@@ -70,6 +74,7 @@ impl NetworkConfig {
             net.channels = channels;
         }
         net.threats = self.threats;
+        net.leads = self.lead_head;
         net.validate().map_err(|e| ConfigError::Invalid(format!("network: {e}")))?;
         Ok(net)
     }
@@ -219,6 +224,11 @@ pub struct TrainingConfig {
     /// 0 (the result alone) when left out.
     #[serde(default)]
     pub search_value_share: f64,
+    /// Weight of the lead head's loss (the mean squared error of its two predictions, in units
+    /// of `nn::model::LEAD_UNIT` pieces) against the policy loss. Needs `network.lead_head`.
+    /// Optional; 0 when left out.
+    #[serde(default)]
+    pub lead_loss_weight: f64,
 }
 
 impl TrainingConfig {
@@ -354,6 +364,15 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&t.search_value_share) {
             return invalid(format!("training.search_value_share must be in [0, 1], not {}", t.search_value_share));
+        }
+        if !(t.lead_loss_weight >= 0.0 && t.lead_loss_weight.is_finite()) {
+            return invalid(format!("training.lead_loss_weight must be >= 0, not {}", t.lead_loss_weight));
+        }
+        // A head without a loss would never learn, a loss without a head has nothing to train.
+        match (self.network.lead_head, t.lead_loss_weight > 0.0) {
+            (true, false) => return invalid("network.lead_head is set but training.lead_loss_weight is 0: the head would never train".into()),
+            (false, true) => return invalid("training.lead_loss_weight needs network.lead_head = true".into()),
+            _ => {}
         }
         Ok(())
     }

@@ -2,12 +2,14 @@
 //!
 //! Each generation's samples are one chunk file `replay/gen-NNNNNN.bin`, written atomically;
 //! the buffer is the most recent chunks that fill the window. Chunk layout (little endian):
-//! `EPAMREP2`, width u8, height u8, count u32, then per sample: white and black bitboards
+//! `EPAMREP3`, width u8, height u8, count u32, then per sample: white and black bitboards
 //! (4 x u64 each), in the stones variant the stones' bitboard too (only there, so standard
 //! chunks are unchanged), side u8, ply u16, outcome i8 (for the side to move), the searched
-//! chances as a flag u8 (1 when present) and then win, draw and loss f32, move count u16,
-//! then (policy index u16, probability f32) per move. Chunks of `EPAMREP1`, written before the
-//! searched chances were kept, are the same without the flag and the chances, and still read.
+//! chances as a flag u8 (1 when present) and then win, draw and loss f32, the piece leads as a
+//! flag u8 (1 when present) and then the lead later and at the end, i8 each, move count u16,
+//! then (policy index u16, probability f32) per move. Older chunks still read: `EPAMREP2`,
+//! written before the piece leads were kept, is the same without their flag and values, and
+//! `EPAMREP1`, from before the searched chances, also without theirs.
 
 use crate::encode;
 use crate::evaluator::Wdl;
@@ -26,6 +28,37 @@ pub struct Sample {
     /// The search's chances for the side to move here, which training can blend into the
     /// value target (`search_value_share`). None in chunks written before they were kept.
     pub searched: Option<Wdl>,
+    /// The piece leads of the side to move later in its game, the lead head's targets. None in
+    /// chunks written before they were kept.
+    pub leads: Option<PieceLeads>,
+}
+
+/// How many plies after a position [`PieceLeads::later`] looks: ten moves of each side, long
+/// enough for an exchange to play out, short enough that the position still decides it.
+pub const LEAD_HORIZON: usize = 20;
+
+/// The side to move's pieces minus its opponent's, [`LEAD_HORIZON`] plies later (or at the end,
+/// if the game ends sooner) and at the end of the game. Where the result says who won, these
+/// say by how much and when: the agent's lost games fall behind in pieces long before they are
+/// lost (README, "Search time or knowledge").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PieceLeads {
+    pub later: i8,
+    pub end: i8,
+}
+
+impl PieceLeads {
+    /// The leads for the side to move at `positions[index]`, where `positions` are a game's
+    /// positions from its start to its end.
+    pub fn at(positions: &[Position], index: usize) -> PieceLeads {
+        let side = positions[index].side_to_move();
+        let lead = |position: &Position| {
+            let difference = position.pieces(side).count() as i64 - position.pieces(side.opponent()).count() as i64;
+            difference.clamp(i8::MIN as i64, i8::MAX as i64) as i8
+        };
+        let last = positions.len() - 1;
+        PieceLeads { later: lead(&positions[(index + LEAD_HORIZON).min(last)]), end: lead(&positions[last]) }
+    }
 }
 
 /// The result of a game from the view of `side`. The one place where a result becomes a value
@@ -46,7 +79,9 @@ pub enum ReplayError {
     Corrupt { path: PathBuf, problem: String },
 }
 
-const MAGIC: &[u8; 8] = b"EPAMREP2";
+const MAGIC: &[u8; 8] = b"EPAMREP3";
+/// The layout before the piece leads.
+const MAGIC_V2: &[u8; 8] = b"EPAMREP2";
 /// The layout before the searched chances.
 const MAGIC_V1: &[u8; 8] = b"EPAMREP1";
 
@@ -75,6 +110,10 @@ pub fn encode_chunk(samples: &[Sample], rules: &Rules) -> Vec<u8> {
             for chance in [win, draw, loss] {
                 out.extend_from_slice(&chance.to_le_bytes());
             }
+        }
+        out.push(sample.leads.is_some() as u8);
+        if let Some(PieceLeads { later, end }) = sample.leads {
+            out.extend_from_slice(&[later as u8, end as u8]);
         }
         out.extend_from_slice(&(sample.policy.len() as u16).to_le_bytes());
         for (index, p) in &sample.policy {
@@ -118,9 +157,10 @@ impl Reader<'_> {
 fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>, ReplayError> {
     let corrupt = |problem: String| ReplayError::Corrupt { path: path.to_path_buf(), problem };
     let mut r = Reader { bytes, at: 0, path };
-    let has_searched = match r.take(8)? {
-        magic if magic == MAGIC => true,
-        magic if magic == MAGIC_V1 => false,
+    let (has_searched, has_leads) = match r.take(8)? {
+        magic if magic == MAGIC => (true, true),
+        magic if magic == MAGIC_V2 => (true, false),
+        magic if magic == MAGIC_V1 => (false, false),
         _ => return Err(corrupt("not a replay chunk (bad magic)".into())),
     };
     let (width, height) = (r.u8()?, r.u8()?);
@@ -168,6 +208,11 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
             }
             other => return Err(corrupt(format!("sample {i}: searched-chances flag {other}"))),
         };
+        let leads = match if has_leads { r.u8()? } else { 0 } {
+            0 => None,
+            1 => Some(PieceLeads { later: r.u8()? as i8, end: r.u8()? as i8 }),
+            other => return Err(corrupt(format!("sample {i}: piece-leads flag {other}"))),
+        };
         let moves = r.u16()? as usize;
         let mut policy = Vec::with_capacity(moves);
         for _ in 0..moves {
@@ -178,7 +223,7 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
             }
             policy.push((index, p));
         }
-        samples.push(Sample { position, policy, outcome, searched });
+        samples.push(Sample { position, policy, outcome, searched, leads });
     }
     if r.at != bytes.len() {
         return Err(corrupt(format!("{} bytes after the last sample", bytes.len() - r.at)));

@@ -10,7 +10,7 @@ use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termin
 use crate::mcts::{Gathered, LeafToken, RootSearch, Search, SearchConfig};
 use crate::nn::DeviceChoice;
 use crate::players::{Limit, Player, PlayerSpec};
-use crate::replay::{outcome_for, Sample};
+use crate::replay::{outcome_for, PieceLeads, Sample};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -208,10 +208,16 @@ impl Game {
             record = record.with_tag("Stopped", format!("no capture in {} plies", self.plies_since_capture));
         }
         let scored = target_result(&record, config.capped_games);
+        let positions = record.positions();
         let samples = self
             .targets
             .into_iter()
-            .map(|(position, policy, searched)| Sample { outcome: outcome_for(scored, position.side_to_move()), position, policy, searched })
+            .map(|(position, policy, searched)| {
+                // Plies count from the start position's own, which need not be 0.
+                let index = usize::from(position.ply() - self.start.ply());
+                debug_assert_eq!(positions[index], position);
+                Sample { outcome: outcome_for(scored, position.side_to_move()), leads: Some(PieceLeads::at(&positions, index)), position, policy, searched }
+            })
             .collect();
         (record, samples)
     }

@@ -367,6 +367,12 @@ fn bad_configs_are_named() {
         let error = Config::parse(&opponent(spec, share), "x.toml").unwrap_err().to_string();
         assert!(error.contains("selfplay.opponent") && error.contains(named), "{spec} {share}: {error}");
     }
+    let lead = |head: bool, weight: &str| text.replace("size = \"tiny\"", &format!("size = \"tiny\"\nlead_head = {head}")).replace("[training]", &format!("[training]\nlead_loss_weight = {weight}"));
+    Config::parse(&lead(true, "0.5"), "x.toml").unwrap();
+    for (head, weight, named) in [(true, "0", "network.lead_head"), (false, "0.5", "lead_loss_weight"), (true, "-1", "lead_loss_weight")] {
+        let error = Config::parse(&lead(head, weight), "x.toml").unwrap_err().to_string();
+        assert!(error.contains(named), "{head} {weight}: {error}");
+    }
     // The shipped default config is valid.
     Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/default.toml"))).unwrap();
 }
@@ -424,14 +430,15 @@ fn searched_chances_are_kept_and_blended_into_the_value_target() {
 
     // Round trip, with and without chances; a chunk of the first layout reads without them.
     let mut pair = vec![samples[0].clone(), samples[1].clone()];
-    pair[1].searched = None;
+    (pair[1].searched, pair[1].leads) = (None, None);
     let path = dir.path().join("chunk.bin");
     std::fs::write(&path, encode_chunk(&pair, &config.rules)).unwrap();
     assert_eq!(read_samples(&path, &config.rules).unwrap(), pair);
     let mut old = encode_chunk(&pair[1..], &config.rules);
-    // Header 14 bytes, then two bitboards (64), side, ply and outcome (4): the flag is byte 82.
-    assert_eq!(old[82], 0);
-    old.remove(82);
+    // Header 14 bytes, then two bitboards (64), side, ply and outcome (4): the chances' flag is
+    // byte 82, the piece leads' (which the first layout also lacked) byte 83.
+    assert_eq!(old[82..84], [0, 0]);
+    old.drain(82..84);
     old[..8].copy_from_slice(b"EPAMREP1");
     std::fs::write(&path, &old).unwrap();
     assert_eq!(read_samples(&path, &config.rules).unwrap(), pair[1..]);
@@ -457,6 +464,149 @@ fn searched_chances_are_kept_and_blended_into_the_value_target() {
     let batch = train::make_batch(&[&won, &unsearched], &[true, false], epaminondas::encode::Inputs::default(), 0.5, tch::Device::Cpu);
     let values: Vec<f32> = Vec::try_from(batch.value.flatten(0, -1)).unwrap();
     assert!(close(values[..3].try_into().unwrap(), [0.6, 0.15, 0.25]) && close(values[3..].try_into().unwrap(), [1.0, 0.0, 0.0]), "{values:?}");
+}
+
+/// Self-play keeps each sample's piece leads, counted from its game's record; the chunk format
+/// carries them and still reads chunks written before them; a run with a lead head trains it
+/// and records its losses, and can start from a network without one.
+#[test]
+fn piece_leads_are_kept_and_train_the_lead_head() {
+    use epaminondas::replay::{encode_chunk, read_chunk, read_samples, PieceLeads, LEAD_HORIZON};
+    // By hand: White has two pieces to Black's one, and nothing is captured in two plies.
+    let start: Position = "14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w".parse().unwrap();
+    let entry = start.parse_move("a11-a12").unwrap();
+    let after = start.play_unchecked(entry);
+    let positions = [start, after, after.play_unchecked(after.legal_moves()[0])];
+    assert_eq!(PieceLeads::at(&positions, 0), PieceLeads { later: 1, end: 1 });
+    assert_eq!(PieceLeads::at(&positions, 1), PieceLeads { later: -1, end: -1 }, "Black's view");
+
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut config = smoke();
+    // Greedy captures whenever it can, so that the games have leads to count; the network's
+    // moves alone seldom capture.
+    config.selfplay.opponent = Some(epaminondas::config::OpponentConfig { player: "greedy".into(), share: 1.0 });
+    config.network.lead_head = true;
+    config.training.lead_loss_weight = 0.5;
+    // The first network has no lead head: its head starts fresh, the rest is taken.
+    let mut plain = config.clone();
+    (plain.network.lead_head, plain.training.lead_loss_weight) = (false, 0.0);
+    let source = Network::new(&plain.net_config().unwrap(), tch::Device::Cpu, Some(3)).unwrap();
+    let source_path = dir.path().join("plain.safetensors");
+    source.save(&source_path, &Default::default()).unwrap();
+    let mut run = Run::start_from(&run_dir, config.clone(), &source_path).unwrap();
+    let (started, _) = Network::load(&checkpoint_path(&run_dir, 0), tch::Device::Cpu).unwrap();
+    assert!(started.config.leads);
+    let shared = source.vs.variables();
+    for (name, tensor) in started.vs.variables() {
+        match shared.get(&name) {
+            Some(from) => assert!(tensor.equal(from), "{name} was not taken"),
+            None => assert!(name.starts_with("lead."), "{name} is not the lead head's"),
+        }
+    }
+    // The other way round the head is left behind: search never read it.
+    let mut without = Network::new(&plain.net_config().unwrap(), tch::Device::Cpu, None).unwrap();
+    without.init_from(&started).unwrap();
+
+    run.train(Some(1), &Silent).unwrap();
+    let samples = read_chunk(&run_dir.join("replay"), 1, &config.rules).unwrap();
+    let records = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap()).unwrap();
+    let games: Vec<Vec<Position>> = records.iter().map(|r| r.positions()).collect();
+    let lead = |p: &Position, side: Color| p.pieces(side).count() as i8 - p.pieces(side.opponent()).count() as i8;
+    let mut ahead_or_behind = 0;
+    for sample in &samples {
+        let leads = sample.leads.expect("a self-play sample has its leads");
+        let ply = sample.position.ply() as usize;
+        let game = games.iter().find(|g| g.get(ply) == Some(&sample.position)).expect("the sample's game is recorded");
+        let side = sample.position.side_to_move();
+        let last = game.last().unwrap();
+        assert_eq!(leads, PieceLeads { later: lead(&game[(ply + LEAD_HORIZON).min(game.len() - 1)], side), end: lead(last, side) });
+        ahead_or_behind += (leads.end != 0) as usize;
+    }
+    assert!(ahead_or_behind > 0, "some games end with a lead: the test sees a sign");
+
+    // Round trip with and without leads; a chunk of the layout before them reads without them.
+    let mut pair = vec![samples[0].clone(), samples[1].clone()];
+    pair[0].leads = Some(PieceLeads { later: -3, end: 7 });
+    pair[1].leads = None;
+    let path = dir.path().join("chunk.bin");
+    std::fs::write(&path, encode_chunk(&pair, &config.rules)).unwrap();
+    assert_eq!(read_samples(&path, &config.rules).unwrap(), pair);
+    let mut old = encode_chunk(&pair[1..], &config.rules);
+    // Header 14, bitboards 64, side, ply and outcome 4, the chances' flag and chances 13: the
+    // leads' flag is byte 95.
+    assert!(pair[1].searched.is_some());
+    assert_eq!(old[95], 0);
+    old.remove(95);
+    old[..8].copy_from_slice(b"EPAMREP2");
+    std::fs::write(&path, &old).unwrap();
+    assert_eq!(read_samples(&path, &config.rules).unwrap(), pair[1..]);
+    let mut bad = encode_chunk(&pair[1..], &config.rules);
+    bad[95] = 9;
+    std::fs::write(&path, &bad).unwrap();
+    let error = read_samples(&path, &config.rules).unwrap_err().to_string();
+    assert!(error.contains("chunk.bin") && error.contains("piece-leads flag"), "{error}");
+
+    // The metrics: the lead losses, on the window and on the new games before training, the
+    // latter the playing network's own.
+    let row = &run.metrics()[0];
+    let (network, _) = Network::load(&checkpoint_path(&run_dir, 0), tch::Device::Cpu).unwrap();
+    let fresh = train::held_out_losses(&network, &samples, config.training.search_value_share).unwrap();
+    assert!((row.fresh_lead_loss.unwrap() - fresh.lead.unwrap()).abs() < 1e-6, "{row:?}");
+    assert!(row.lead_loss.unwrap() > 0.0);
+    let read = epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), 1).unwrap();
+    assert_eq!((read[0].lead_loss, read[0].fresh_lead_loss), (row.lead_loss, row.fresh_lead_loss));
+    // A run without the head writes neither.
+    let plain_dir = dir.path().join("plain");
+    let mut plain_run = Run::open(&plain_dir, Some(plain)).unwrap();
+    plain_run.train(Some(1), &Silent).unwrap();
+    assert_eq!((plain_run.metrics()[0].lead_loss, plain_run.metrics()[0].fresh_lead_loss), (None, None));
+}
+
+/// On a fixed buffer the lead head learns its targets, and samples without leads count for
+/// nothing in its loss.
+#[test]
+fn the_lead_head_learns_and_skips_samples_without_leads() {
+    use epaminondas::replay::PieceLeads;
+    let mut samples = fixed_buffer().into_samples();
+    for sample in &mut samples {
+        // Made-up leads that depend on the side to move, as the fixed results do.
+        let sign = if sample.position.side_to_move() == Color::White { 1 } else { -1 };
+        sample.leads = Some(PieceLeads { later: 2 * sign, end: 6 * sign });
+    }
+    let mut buffer = ReplayBuffer::default();
+    buffer.push(1, samples.clone());
+    let mut config = NetConfig::named("tiny").unwrap();
+    config.leads = true;
+    let network = Network::new(&config, tch::Device::Cpu, Some(11)).unwrap();
+    let mut training = fixed_training();
+    training.lead_loss_weight = 1.0;
+    let mut optimizer = Optimizer::new(&network, training.optimizer_settings());
+    let mut rng = StdRng::seed_from_u64(1);
+    let round = |steps| Round { buffer: &buffer, window: 32, steps, learning_rate: 0.01 };
+    let first = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
+    let _ = train::train(&network, &mut optimizer, round(150), &training, &mut rng, &|_| {});
+    let last = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
+    let (first, last) = (first.lead_loss.unwrap(), last.lead_loss.unwrap());
+    // A zero output layer starts at (4 + 36) / 2 / 64 = 0.31.
+    assert!(first > 0.2 && last < first * 0.2, "lead loss {first} -> {last}");
+
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let weights = train::LossWeights { value: 1.0, lead: 1.0 };
+    let batch = |refs: &[&Sample]| train::make_batch(refs, &vec![false; refs.len()], network.config.inputs(), 0.0, tch::Device::Cpu);
+    let with_leads = tch::no_grad(|| train::losses(&network, &batch(&refs), weights, false)).lead.unwrap();
+    let mut mixed = samples.clone();
+    for sample in mixed.iter_mut().step_by(2) {
+        sample.leads = None;
+        sample.position = Position::standard();
+    }
+    let lead_loss = |refs: &[&Sample]| tch::no_grad(|| train::losses(&network, &batch(refs), weights, false)).lead.unwrap();
+    let all: Vec<&Sample> = mixed.iter().collect();
+    let with: Vec<&Sample> = mixed.iter().skip(1).step_by(2).collect();
+    let without: Vec<&Sample> = mixed.iter().step_by(2).collect();
+    assert!((lead_loss(&all) - lead_loss(&with)).abs() < 1e-6, "the samples without leads changed the loss: {} against {}", lead_loss(&all), lead_loss(&with));
+    assert_eq!(lead_loss(&without), 0.0);
+    assert!(with_leads < 0.1, "{with_leads}");
 }
 
 #[test]
@@ -487,7 +637,7 @@ fn fixed_buffer() -> ReplayBuffer {
         let moves = position.legal_moves();
         let index = epaminondas::encode::move_index(&position, moves[0]) as u16;
         let outcome = if position.side_to_move() == Color::White { 1 } else { -1 };
-        samples.push(Sample { position, policy: vec![(index, 1.0)], outcome, searched: None });
+        samples.push(Sample { position, policy: vec![(index, 1.0)], outcome, searched: None, leads: None });
         position = position.play_unchecked(moves[moves.len() / 2]);
     }
     buffer.push(1, samples);
@@ -886,7 +1036,7 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     let untrained = Network::new(&wider.net_config().unwrap(), tch::Device::Cpu, Some(wider.run.seed)).unwrap();
     let refs: Vec<&Sample> = samples.iter().collect();
     let batch = train::make_batch(&refs, &vec![false; refs.len()], pretrained.config.inputs(), 0.0, tch::Device::Cpu);
-    let loss = |network: &Network| train::losses(network, &batch, 1.0, false).0.double_value(&[]);
+    let loss = |network: &Network| train::losses(network, &batch, train::LossWeights { value: 1.0, lead: 0.0 }, false).total.double_value(&[]);
     assert!(loss(&pretrained) < loss(&untrained) - 0.1, "pretrained {} untrained {}", loss(&pretrained), loss(&untrained));
     let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(info["pretrained"]["samples"], samples.len());
@@ -952,7 +1102,7 @@ fn a_trained_network_goes_on_with_another_runs_buffer() {
     let (source, _) = Network::load(&trained, tch::Device::Cpu).unwrap();
     let refs: Vec<&Sample> = samples.iter().collect();
     let batch = train::make_batch(&refs, &vec![false; refs.len()], source.config.inputs(), 0.0, tch::Device::Cpu);
-    let loss = |network: &Network| train::losses(network, &batch, 1.0, false).0.double_value(&[]);
+    let loss = |network: &Network| train::losses(network, &batch, train::LossWeights { value: 1.0, lead: 0.0 }, false).total.double_value(&[]);
     assert!((loss(&started) - loss(&source)).abs() < 1e-9, "started {} source {}", loss(&started), loss(&source));
     let fresh = Network::new(&smoke().net_config().unwrap(), tch::Device::Cpu, Some(smoke().run.seed)).unwrap();
     assert!((loss(&fresh) - loss(&source)).abs() > 1e-3, "the checkpoint's weights, not the run's seed, were loaded");

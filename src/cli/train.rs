@@ -102,6 +102,10 @@ impl Observer for Progress {
             "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}{fresh}, value acc {:.2}; {:.0} sims/s, {:.0} train samples/s; {:.0} s total",
             r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.selfplay_sims_per_second, r.train_samples_per_second, r.wall_seconds
         );
+        if let Some(lead) = r.lead_loss {
+            let fresh = r.fresh_lead_loss.map_or(String::new(), |fresh| format!(" (on the new games before training {fresh:.3})"));
+            println!("gen {:>4}: lead loss {lead:.3}{fresh}", r.generation);
+        }
         if let (Some(games), Some(score)) = (r.opponent_games, r.opponent_score) {
             println!("gen {:>4}: {games} of the games against the opponent, scoring {:.1}%", r.generation, 100.0 * score);
         }

@@ -68,6 +68,12 @@ pub struct MetricsRow {
     pub fresh_policy_loss: Option<f64>,
     #[serde(default)]
     pub fresh_value_loss: Option<f64>,
+    /// The lead head's loss on the window, and on this generation's samples before training
+    /// on them (as the fresh losses above). Empty without a lead head.
+    #[serde(default)]
+    pub lead_loss: Option<f64>,
+    #[serde(default)]
+    pub fresh_lead_loss: Option<f64>,
     /// Elo of this generation's checkpoint when it was rated (random = 0), else empty.
     #[serde(default)]
     pub elo: Option<f64>,
@@ -443,6 +449,8 @@ impl Run {
                 grad_norm: stats.grad_norm,
                 fresh_policy_loss: fresh.map(|f| f.policy),
                 fresh_value_loss: fresh.map(|f| f.value),
+                lead_loss: stats.lead_loss,
+                fresh_lead_loss: fresh.and_then(|f| f.lead),
                 elo: None,
                 elo_error: None,
                 selfplay_sims_per_second: s.simulations as f64 / s.seconds.max(1e-9),

@@ -239,7 +239,8 @@ impl Network {
     /// Every variable must exist in `source` with the same shape, except that the stem may read
     /// the threat planes that `source` did not: their weights start at zero, so this network
     /// computes exactly what `source` did until training moves them. (The threat planes come
-    /// after all other planes, so the other planes keep their channels.)
+    /// after all other planes, so the other planes keep their channels.) A lead head that
+    /// `source` lacks keeps its fresh weights: search never reads it.
     pub fn init_from(&mut self, source: &Network) -> Result<(), NetError> {
         let incompatible = |problem: String| Err(NetError::Incompatible(problem));
         if source.config.stones != self.config.stones || (source.config.threats && !self.config.threats) {
@@ -249,6 +250,9 @@ impl Network {
         tch::no_grad(|| {
             for (name, mut variable) in self.vs.variables() {
                 let Some(from) = sources.get(&name) else {
+                    if name.starts_with("lead.") && !source.config.leads {
+                        continue;
+                    }
                     return incompatible(format!("it has no tensor {name}"));
                 };
                 let (to_shape, from_shape) = (variable.size(), from.size());

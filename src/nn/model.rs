@@ -7,6 +7,10 @@
 //! Policy head: 1x1 convolutions to one plane per (direction, distance), over the tail square.
 //! Value head: 1x1 convolution, global mean and max pooling, two linear layers to
 //! win/draw/loss logits. Nothing depends on the board size, so one network can play several.
+//! Lead head (optional, trained only): the value head's shape, to two numbers, the piece lead of
+//! the side to move some plies later and at the end of the game (`replay::PieceLeads`). Search
+//! never reads it; it is an auxiliary target, more signal per position for the trunk than one
+//! game result (KataGo's score and ownership targets are the model).
 //!
 //! Variable names (the `nn::Path`s) are the checkpoint keys: keep them stable.
 
@@ -38,15 +42,18 @@ pub struct NetConfig {
     /// side's next move could make). Left out of the file when false, like `stones`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub threats: bool,
+    /// Has the lead head. Left out of the file when false, like `stones`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub leads: bool,
 }
 
 /// Named sizes, from tests to GPUs. Throughput on the 2-core machine is in the README.
 pub const NAMED_SIZES: [(&str, NetConfig); 5] = [
-    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false, threats: false }),
-    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false, threats: false }),
-    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false, threats: false }),
-    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
-    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
+    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false, threats: false, leads: false }),
+    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false, threats: false, leads: false }),
+    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false, threats: false, leads: false }),
+    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false, leads: false }),
+    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false, leads: false }),
 ];
 
 impl NetConfig {
@@ -166,6 +173,30 @@ impl ResBlock {
     }
 }
 
+/// A 1x1 convolution, global mean and max pooling, and two linear layers: the value head's
+/// shape, and the lead head's.
+#[derive(Debug)]
+struct PooledHead {
+    conv: ConvBn,
+    hidden: nn::Linear,
+    out: nn::Linear,
+}
+
+impl PooledHead {
+    fn new(path: &nn::Path, channels: i64, config: &NetConfig, outputs: i64) -> PooledHead {
+        PooledHead {
+            conv: ConvBn::new(&(path / "conv"), channels, config.value_channels, 1),
+            hidden: nn::linear(path / "hidden", 2 * config.value_channels, config.value_hidden, Default::default()),
+            // Zero at the start, like the policy's output layer (see `PolicyValueNet::new`).
+            out: nn::linear(path / "out", config.value_hidden, outputs, zero_linear()),
+        }
+    }
+
+    fn forward(&self, trunk: &Tensor, train: bool) -> Tensor {
+        global_pool(&self.conv.forward(trunk, train).relu()).apply(&self.hidden).relu().apply(&self.out)
+    }
+}
+
 /// The network. `forward_t` maps [B, input planes, H, W] to (policy logits [B, policy planes*H*W],
 /// win/draw/loss logits [B, 3]) for the side to move.
 #[derive(Debug)]
@@ -174,10 +205,24 @@ pub struct PolicyValueNet {
     blocks: Vec<ResBlock>,
     policy_hidden: ConvBn,
     policy_out: nn::Conv2D,
-    value_conv: ConvBn,
-    value_hidden: nn::Linear,
-    value_out: nn::Linear,
+    value: PooledHead,
+    leads: Option<PooledHead>,
 }
+
+/// Every output of [`PolicyValueNet::forward_all`].
+pub struct Outputs {
+    /// Policy logits, [B, policy planes*H*W].
+    pub policy: Tensor,
+    /// Win/draw/loss logits, [B, 3].
+    pub wdl: Tensor,
+    /// The lead head's predictions, [B, 2] (later, at the end), in units of
+    /// `LEAD_UNIT` pieces; none without the head.
+    pub leads: Option<Tensor>,
+}
+
+/// The lead head's unit, in pieces: leads of a few pieces become outputs near 1, the scale at
+/// which a freshly initialised layer learns.
+pub const LEAD_UNIT: f64 = 8.0;
 
 impl PolicyValueNet {
     pub fn new(path: &nn::Path, config: &NetConfig) -> PolicyValueNet {
@@ -190,19 +235,33 @@ impl PolicyValueNet {
             // The output layers start at zero: a fresh network has uniform priors and an even
             // win/draw/loss, so the first self-play is plain uniform search, not arbitrary noise.
             policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, config.policy_planes() as i64, 1, zero_conv()),
-            value_conv: ConvBn::new(&(path / "value" / "conv"), c, config.value_channels, 1),
-            value_hidden: nn::linear(path / "value" / "hidden", 2 * config.value_channels, config.value_hidden, Default::default()),
-            value_out: nn::linear(path / "value" / "out", config.value_hidden, 3, zero_linear()),
+            value: PooledHead::new(&(path / "value"), c, config, 3),
+            leads: config.leads.then(|| PooledHead::new(&(path / "lead"), c, config, 2)),
         }
     }
 
-    pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+    fn trunk(&self, xs: &Tensor, train: bool) -> Tensor {
         let mut trunk = self.stem.forward(xs, train).relu();
         for block in &self.blocks {
             trunk = block.forward(&trunk, train);
         }
-        let policy = self.policy_hidden.forward(&trunk, train).relu().apply(&self.policy_out).flatten(1, -1);
-        let value = global_pool(&self.value_conv.forward(&trunk, train).relu()).apply(&self.value_hidden).relu().apply(&self.value_out);
-        (policy, value)
+        trunk
+    }
+
+    fn policy(&self, trunk: &Tensor, train: bool) -> Tensor {
+        self.policy_hidden.forward(trunk, train).relu().apply(&self.policy_out).flatten(1, -1)
+    }
+
+    /// The outputs search reads: (policy logits, win/draw/loss logits). The lead head, if any,
+    /// is not run.
+    pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
+        let trunk = self.trunk(xs, train);
+        (self.policy(&trunk, train), self.value.forward(&trunk, train))
+    }
+
+    /// Every head's output, for training.
+    pub fn forward_all(&self, xs: &Tensor, train: bool) -> Outputs {
+        let trunk = self.trunk(xs, train);
+        Outputs { policy: self.policy(&trunk, train), wdl: self.value.forward(&trunk, train), leads: self.leads.as_ref().map(|head| head.forward(&trunk, train)) }
     }
 }
