@@ -224,9 +224,9 @@ pub struct TrainingConfig {
     /// 0 (the result alone) when left out.
     #[serde(default)]
     pub search_value_share: f64,
-    /// Weight of the lead head's loss (the mean squared error of its two predictions, in units
-    /// of `nn::model::LEAD_UNIT` pieces) against the policy loss. Needs `network.lead_head`.
-    /// Optional; 0 when left out.
+    /// Weight of the lead head's loss (the mean squared error of its two predicted changes in
+    /// the piece lead, in units of `nn::model::LEAD_UNIT` pieces) against the policy loss. Needs
+    /// `network.lead_head`. Optional; 0 when left out.
     #[serde(default)]
     pub lead_loss_weight: f64,
 }

@@ -1,6 +1,7 @@
 //! Training steps: batches drawn from the replay window, policy cross-entropy plus win/draw/loss
 //! cross-entropy (against the result, or a blend with the search's chances), with a lead head
-//! the squared error of its piece leads, the optimiser with weight decay and gradient clipping.
+//! the squared error of its predicted changes in the piece lead, the optimiser with weight decay
+//! and gradient clipping.
 
 use crate::config::TrainingConfig;
 use crate::encode;
@@ -32,8 +33,8 @@ pub struct TrainStats {
 }
 
 /// A batch as tensors: inputs, dense policy targets, value targets (chances of a win, a draw
-/// and a loss), the games' results as classes (0 win, 1 draw, 2 loss), and the piece leads in
-/// `LEAD_UNIT`s with a mask that is 1 where a sample has them.
+/// and a loss), the games' results as classes (0 win, 1 draw, 2 loss), and the lead head's
+/// targets (see [`lead_target`]) with a mask that is 1 where a sample has them.
 pub struct Batch {
     pub inputs: Tensor,
     pub policy: Tensor,
@@ -57,6 +58,18 @@ pub fn value_target(sample: &Sample, search_value_share: f64) -> [f32; 3] {
     target
 }
 
+/// A sample's lead target: how much the side to move's piece lead changes from this position to
+/// [`PieceLeads`](crate::replay::PieceLeads)'s two later points, in `LEAD_UNIT`s. The change
+/// rather than the lead itself, because the present lead is on the board for any network to
+/// count: a head that starts at zero starts by predicting that nothing changes, a hard baseline
+/// (an absolute target spent its first hundreds of steps learning to count, and was still worse
+/// than that baseline after 500), and what it learns beyond that is which exchanges are coming.
+pub fn lead_target(sample: &Sample) -> Option<[f32; 2]> {
+    let side = sample.position.side_to_move();
+    let now = sample.position.pieces(side).count() as f64 - sample.position.pieces(side.opponent()).count() as f64;
+    sample.leads.map(|l| [l.later, l.end].map(|lead| ((lead as f64 - now) / LEAD_UNIT) as f32))
+}
+
 /// Builds a batch from samples for a network reading `inputs`, mirroring each left-right when
 /// `mirror` says so.
 pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, search_value_share: f64, device: tch::Device) -> Batch {
@@ -76,7 +89,7 @@ pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, 
     let value: Vec<f32> = samples.iter().flat_map(|s| value_target(s, search_value_share)).collect();
     let value_class: Vec<i64> = samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
     // Leads do not change under a mirror: the pieces are the same.
-    let leads: Vec<f32> = samples.iter().flat_map(|s| s.leads.map_or([0.0; 2], |l| [l.later, l.end].map(|lead| (lead as f64 / LEAD_UNIT) as f32))).collect();
+    let leads: Vec<f32> = samples.iter().flat_map(|s| lead_target(s).unwrap_or([0.0; 2])).collect();
     let lead_mask: Vec<f32> = samples.iter().map(|s| if s.leads.is_some() { 1.0 } else { 0.0 }).collect();
     let b = samples.len() as i64;
     Batch {
@@ -100,7 +113,7 @@ pub struct Losses {
     pub entropy: f64,
     /// How often the most likely of win/draw/loss was the game's result.
     pub accuracy: f64,
-    /// Mean squared error of the lead head's two predictions over the samples with leads, in
+    /// Mean squared error of the lead head's two predicted changes over the samples with leads, in
     /// `LEAD_UNIT`s; none without the head.
     pub lead: Option<f64>,
 }

@@ -479,6 +479,10 @@ fn piece_leads_are_kept_and_train_the_lead_head() {
     let positions = [start, after, after.play_unchecked(after.legal_moves()[0])];
     assert_eq!(PieceLeads::at(&positions, 0), PieceLeads { later: 1, end: 1 });
     assert_eq!(PieceLeads::at(&positions, 1), PieceLeads { later: -1, end: -1 }, "Black's view");
+    // The head learns the change from the present lead (+1 here), in units of 8 pieces.
+    let sample = Sample { position: start, policy: Vec::new(), outcome: 1, searched: None, leads: Some(PieceLeads { later: 1, end: -2 }) };
+    assert_eq!(train::lead_target(&sample), Some([0.0, -0.375]));
+    assert_eq!(train::lead_target(&Sample { leads: None, ..sample }), None);
 
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
@@ -571,6 +575,7 @@ fn the_lead_head_learns_and_skips_samples_without_leads() {
     let mut samples = fixed_buffer().into_samples();
     for sample in &mut samples {
         // Made-up leads that depend on the side to move, as the fixed results do.
+        assert_eq!(sample.position.pieces(Color::White).count(), sample.position.pieces(Color::Black).count());
         let sign = if sample.position.side_to_move() == Color::White { 1 } else { -1 };
         sample.leads = Some(PieceLeads { later: 2 * sign, end: 6 * sign });
     }
@@ -588,7 +593,8 @@ fn the_lead_head_learns_and_skips_samples_without_leads() {
     let _ = train::train(&network, &mut optimizer, round(150), &training, &mut rng, &|_| {});
     let last = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
     let (first, last) = (first.lead_loss.unwrap(), last.lead_loss.unwrap());
-    // A zero output layer starts at (4 + 36) / 2 / 64 = 0.31.
+    // A zero output layer starts at (4 + 36) / 2 / 64 = 0.31: nothing is captured in these
+    // plies, so the changes are the leads.
     assert!(first > 0.2 && last < first * 0.2, "lead loss {first} -> {last}");
 
     let refs: Vec<&Sample> = samples.iter().collect();

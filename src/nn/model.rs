@@ -7,8 +7,9 @@
 //! Policy head: 1x1 convolutions to one plane per (direction, distance), over the tail square.
 //! Value head: 1x1 convolution, global mean and max pooling, two linear layers to
 //! win/draw/loss logits. Nothing depends on the board size, so one network can play several.
-//! Lead head (optional, trained only): the value head's shape, to two numbers, the piece lead of
-//! the side to move some plies later and at the end of the game (`replay::PieceLeads`). Search
+//! Lead head (optional, trained only): the value head's shape, to two numbers, how the piece lead
+//! of the side to move changes from now to some plies later and to the end of the game
+//! (`replay::PieceLeads`, `train::lead_target`). Search
 //! never reads it; it is an auxiliary target, more signal per position for the trunk than one
 //! game result (KataGo's score and ownership targets are the model).
 //!
@@ -215,8 +216,8 @@ pub struct Outputs {
     pub policy: Tensor,
     /// Win/draw/loss logits, [B, 3].
     pub wdl: Tensor,
-    /// The lead head's predictions, [B, 2] (later, at the end), in units of
-    /// `LEAD_UNIT` pieces; none without the head.
+    /// The lead head's predicted changes in the piece lead, [B, 2] (to later, to the end), in
+    /// units of `LEAD_UNIT` pieces; none without the head.
     pub leads: Option<Tensor>,
 }
 
