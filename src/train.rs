@@ -141,8 +141,8 @@ pub fn losses(network: &Network, batch: &Batch, weights: LossWeights, train: boo
     let accuracy = outputs.wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
     let mut total = &policy_loss + weights.value * &value_loss;
     let lead = outputs.leads.map(|predicted| {
-        // Samples from chunks written before the leads were kept have none: masked out, and a
-        // batch with none at all counts 0 (over one sample, not zero).
+        // Samples from chunks written before the leads were kept have none: masked out. A batch
+        // with none at all has a lead loss of 0 (the sum is divided by at least 1).
         let squared = (predicted - &batch.leads).square().mean_dim([1i64].as_slice(), false, Kind::Float);
         let loss = (squared * &batch.lead_mask).sum(Kind::Float) / batch.lead_mask.sum(Kind::Float).clamp_min(1.0);
         total += weights.lead * &loss;
@@ -168,10 +168,11 @@ pub fn held_out_losses(network: &Network, samples: &[Sample], search_value_share
         return None;
     }
     let (mut policy, mut value, mut lead, mut with_leads) = (0.0, 0.0, 0.0, 0.0);
+    // The weights only make the total, which is not used here.
+    let weights = LossWeights { value: 1.0, lead: 1.0 };
     for chunk in samples.chunks(256) {
         let refs: Vec<&Sample> = chunk.iter().collect();
         let batch = make_batch(&refs, &vec![false; refs.len()], network.config.inputs(), search_value_share, network.device());
-        let weights = LossWeights { value: 1.0, lead: 1.0 };
         let chunk_losses = tch::no_grad(|| losses(network, &batch, weights, false));
         policy += chunk_losses.policy * refs.len() as f64;
         value += chunk_losses.value * refs.len() as f64;

@@ -9,9 +9,9 @@
 //! win/draw/loss logits. Nothing depends on the board size, so one network can play several.
 //! Lead head (optional, trained only): the value head's shape, to two numbers, how the piece lead
 //! of the side to move changes from now to some plies later and to the end of the game
-//! (`replay::PieceLeads`, `train::lead_target`). Search
-//! never reads it; it is an auxiliary target, more signal per position for the trunk than one
-//! game result (KataGo's score and ownership targets are the model).
+//! (`replay::PieceLeads`, `train::lead_target`). Search never reads it; it is an auxiliary
+//! target, more signal per position for the trunk than one game result (KataGo's score and
+//! ownership targets are the model).
 //!
 //! Variable names (the `nn::Path`s) are the checkpoint keys: keep them stable.
 
