@@ -574,7 +574,8 @@ fn the_lead_head_learns_and_skips_samples_without_leads() {
     use epaminondas::replay::PieceLeads;
     let mut samples = fixed_buffer().into_samples();
     for sample in &mut samples {
-        // Made-up leads that depend on the side to move, as the fixed results do.
+        // Level in pieces (so the leads below are also the changes), with made-up leads that
+        // depend on the side to move, as the fixed results do.
         assert_eq!(sample.position.pieces(Color::White).count(), sample.position.pieces(Color::Black).count());
         let sign = if sample.position.side_to_move() == Color::White { 1 } else { -1 };
         sample.leads = Some(PieceLeads { later: 2 * sign, end: 6 * sign });
@@ -593,14 +594,13 @@ fn the_lead_head_learns_and_skips_samples_without_leads() {
     let _ = train::train(&network, &mut optimizer, round(150), &training, &mut rng, &|_| {});
     let last = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
     let (first, last) = (first.lead_loss.unwrap(), last.lead_loss.unwrap());
-    // A zero output layer starts at (4 + 36) / 2 / 64 = 0.31: nothing is captured in these
-    // plies, so the changes are the leads.
+    // A zero output layer starts at (4 + 36) / 2 / 64 = 0.31.
     assert!(first > 0.2 && last < first * 0.2, "lead loss {first} -> {last}");
 
     let refs: Vec<&Sample> = samples.iter().collect();
     let weights = train::LossWeights { value: 1.0, lead: 1.0 };
     let batch = |refs: &[&Sample]| train::make_batch(refs, &vec![false; refs.len()], network.config.inputs(), 0.0, tch::Device::Cpu);
-    let with_leads = tch::no_grad(|| train::losses(&network, &batch(&refs), weights, false)).lead.unwrap();
+    let fitted = tch::no_grad(|| train::losses(&network, &batch(&refs), weights, false)).lead.unwrap();
     let mut mixed = samples.clone();
     for sample in mixed.iter_mut().step_by(2) {
         sample.leads = None;
@@ -612,7 +612,7 @@ fn the_lead_head_learns_and_skips_samples_without_leads() {
     let without: Vec<&Sample> = mixed.iter().step_by(2).collect();
     assert!((lead_loss(&all) - lead_loss(&with)).abs() < 1e-6, "the samples without leads changed the loss: {} against {}", lead_loss(&all), lead_loss(&with));
     assert_eq!(lead_loss(&without), 0.0);
-    assert!(with_leads < 0.1, "{with_leads}");
+    assert!(fitted < 0.1, "{fitted}");
 }
 
 #[test]
