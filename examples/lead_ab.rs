@@ -17,7 +17,7 @@ use epaminondas::config::Config;
 use epaminondas::game::{GameRecord, Position};
 use epaminondas::nn::optim::Optimizer;
 use epaminondas::nn::{configure_threads, encode_batch, Network};
-use epaminondas::replay::{outcome_for, read_chunk, PieceLeads, ReplayBuffer, Sample};
+use epaminondas::replay::{chunk_path, outcome_for, read_chunk, PieceLeads, ReplayBuffer, Sample};
 use epaminondas::train::{self, held_out_losses, Round};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -136,10 +136,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (held_out, _) = samples_with_leads(held_run, held_generation, &Config::load(&held_run.join("config.toml"))?)?;
     let mut buffer = ReplayBuffer::default();
     let mut missing = 0;
+    let held_run_path = held_run.canonicalize()?;
     for run in &args.runs {
         let run_config = Config::load(&run.join("config.toml"))?;
-        for generation in (1..).take_while(|g| run.join("replay").join(format!("gen-{g:06}.bin")).exists()) {
-            if run.canonicalize()? == held_run.canonicalize()? && generation == held_generation {
+        let is_held_run = run.canonicalize()? == held_run_path;
+        for generation in (1..).take_while(|&g| chunk_path(&run.join("replay"), g).exists()) {
+            if is_held_run && generation == held_generation {
                 continue;
             }
             let (samples, lacking) = samples_with_leads(run, generation, &run_config)?;
