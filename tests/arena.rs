@@ -45,6 +45,24 @@ fn the_interval_shrinks_with_more_games() {
 }
 
 #[test]
+fn score_intervals_by_hand() {
+    // 72 wins, 2 draws, 26 losses: mean 0.73; per-game variance (72 * 0.27^2 + 2 * 0.23^2 +
+    // 26 * 0.73^2) / 100 = 0.1921, so the half width is 1.96 * sqrt(0.1921 / 100) = 0.0859.
+    let (low, high) = tally(72, 2, 26).score_interval();
+    assert!((low - 0.6441).abs() < 1e-3 && (high - 0.8159).abs() < 1e-3, "{low} {high}");
+    // The Elo interval is the same interval through the logistic curve.
+    let elo = tally(72, 2, 26).elo();
+    assert!((elo.low - elo_from_score(low)).abs() < 1e-9 && (elo.high - elo_from_score(high)).abs() < 1e-9);
+    // Near a clean sweep the normal interval would pass 1; it is clamped.
+    let (_, high) = tally(98, 0, 2).score_interval();
+    assert_eq!(high, 1.0);
+    // A null score: Wilson's bound above, 3.84 / 103.84 for 100 games.
+    let (low, high) = tally(0, 0, 100).score_interval();
+    assert!(low == 0.0 && (high - 0.0370).abs() < 1e-3, "{high}");
+    assert_eq!(Tally::default().score_interval(), (0.0, 1.0));
+}
+
+#[test]
 fn sprt_decides_both_ways() {
     let sprt = Sprt { elo0: 0.0, elo1: 50.0, alpha: 0.05, beta: 0.05 };
     let (lower, upper) = sprt.bounds();

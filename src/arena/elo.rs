@@ -80,26 +80,34 @@ impl Tally {
         (self.wins as f64 * (1.0 - s).powi(2) + self.draws as f64 * (0.5 - s).powi(2) + self.losses as f64 * s.powi(2)) / n
     }
 
-    /// The Elo difference and its 95% interval: the normal approximation of the mean score
-    /// (using the observed win/draw/loss spread) mapped through the logistic curve. A perfect
-    /// or null score has no spread to go on; it gives an infinite estimate with the Wilson
-    /// score bound on the other side (n / (n + z^2)), which stays sensible for a handful of
-    /// games, where the rule of three does not.
-    pub fn elo(&self) -> EloEstimate {
+    /// The 95% interval of the mean score: the normal approximation (using the observed
+    /// win/draw/loss spread), clamped to [0, 1]. A perfect or null score has no spread to go
+    /// on; its other bound is Wilson's (n / (n + z^2)), which stays sensible for a handful of
+    /// games, where the rule of three does not. No games: [0, 1].
+    pub fn score_interval(&self) -> (f64, f64) {
         let n = self.games() as f64;
         if n == 0.0 {
-            return EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY };
+            return (0.0, 1.0);
         }
         let s = self.score();
         let half_width = Z95 * (self.per_game_variance() / n).sqrt();
-        let (low, high) = if s >= 1.0 {
+        if s >= 1.0 {
             (n / (n + Z95 * Z95), 1.0)
         } else if s <= 0.0 {
             (0.0, Z95 * Z95 / (n + Z95 * Z95))
         } else {
-            (s - half_width, s + half_width)
-        };
-        EloEstimate { elo: elo_from_score(s), low: elo_from_score(low), high: elo_from_score(high) }
+            ((s - half_width).max(0.0), (s + half_width).min(1.0))
+        }
+    }
+
+    /// The Elo difference and its 95% interval: the score interval above mapped through the
+    /// logistic curve, so a perfect or null score gives an infinite estimate.
+    pub fn elo(&self) -> EloEstimate {
+        if self.games() == 0 {
+            return EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY };
+        }
+        let (low, high) = self.score_interval();
+        EloEstimate { elo: elo_from_score(self.score()), low: elo_from_score(low), high: elo_from_score(high) }
     }
 }
 
