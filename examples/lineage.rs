@@ -4,7 +4,7 @@
 //! Each run's own Elo curve (`epaminondas plot`) rates its checkpoints in a pool of their own,
 //! so curves of different runs cannot be laid end to end. The targets are scores against
 //! fixed players, and every agent since the fourth was matched against mcts-rollout at equal
-//! time, all but one against alphabeta too. This draws those scores, with 95% intervals,
+//! time, all but two against alphabeta too. This draws those scores, with 95% intervals,
 //! against the self-play games behind each agent (its own and those of the networks it began
 //! from or trained on), with the targets as dashed lines, and prints them as a table. Rows of
 //! `line = main` are the lineage that made the default agent, joined by a line through each
