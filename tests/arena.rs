@@ -1,6 +1,6 @@
 //! Elo arithmetic, SPRT, fitted ratings and the match runner.
 
-use epaminondas::arena::elo::{elo_from_score, expected_score, Sprt, SprtVerdict, Tally};
+use epaminondas::arena::elo::{elo_from_score, expected_score, EloEstimate, Sprt, SprtVerdict, Tally};
 use epaminondas::arena::ratings::{fit, fit_with_errors, RatedGame};
 use epaminondas::arena::{continue_match, games_from_records, play_match, random_opening, GameResult, MatchSettings};
 use epaminondas::game::{GameRecord, Position, Rules};
@@ -60,6 +60,7 @@ fn score_intervals_by_hand() {
     let (low, high) = tally(0, 0, 100).score_interval();
     assert!(low == 0.0 && (high - 0.0370).abs() < 1e-3, "{high}");
     assert_eq!(Tally::default().score_interval(), (0.0, 1.0));
+    assert_eq!(Tally::default().elo(), EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY });
 }
 
 #[test]

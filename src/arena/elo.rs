@@ -101,11 +101,9 @@ impl Tally {
     }
 
     /// The Elo difference and its 95% interval: the score interval above mapped through the
-    /// logistic curve, so a perfect or null score gives an infinite estimate.
+    /// logistic curve, so a perfect or null score gives an infinite estimate, and no games an
+    /// estimate of 0 between -inf and +inf.
     pub fn elo(&self) -> EloEstimate {
-        if self.games() == 0 {
-            return EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY };
-        }
         let (low, high) = self.score_interval();
         EloEstimate { elo: elo_from_score(self.score()), low: elo_from_score(low), high: elo_from_score(high) }
     }
