@@ -8,8 +8,8 @@
 //! against the self-play games behind each agent (its own and those of the networks it began
 //! from or trained on), with the targets as dashed lines, and prints them as a table. Rows of
 //! `line = main` are the lineage that made the default agent, joined by a line through each
-//! agent's pooled result; `branch` rows are runs begun from it that were measured and not
-//! shipped.
+//! agent's pooled result; `branch` rows are checkpoints off that lineage (runs begun from one of
+//! its networks and not carried on), measured and not built on.
 
 use epaminondas::arena::elo::Tally;
 use plotters::prelude::*;
@@ -138,7 +138,7 @@ fn draw(path: &std::path::Path, rows: &[MatchRow]) -> Result<(), Box<dyn std::er
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
     }
     chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.85)).border_style(BLACK).draw()?;
-    lower.draw(&Text::new("filled: the default agent and the networks before it, and its run's generation 45 (lost with a machine); hollow: runs begun from it on another machine; bars: 95% intervals", (70, 5), ("sans-serif", 12)))?;
+    lower.draw(&Text::new("filled: the default agent and the networks before it; hollow: runs off that lineage, not carried on; bars: 95% intervals", (70, 5), ("sans-serif", 12)))?;
     root.present()?;
     Ok(())
 }

@@ -2,8 +2,9 @@
 //! leaves (rayon spreads the tree work), all leaves go to the network in one batch, and the
 //! results are applied in parallel. A finished game is replaced at once so the batch stays full.
 //! A configured opponent (a player without a network) thinks on a pool of its own, so that a
-//! game waiting for its move holds up no round: with a 0.2 s opponent move in most rounds of a
-//! GPU's 15 ms, the rounds would otherwise run at the opponent's pace.
+//! game waiting for its move holds up no round: a round would otherwise last as long as the
+//! slowest opponent move in it (0.2 s for mcts-rollout as sparring partner, where a GPU's round
+//! takes milliseconds).
 
 use crate::arena::a_score;
 use crate::config::{CappedGames, SelfPlayConfig};

@@ -219,6 +219,7 @@ fn self_play_resumes_a_generation_from_its_journal() {
     let s = (resumed.stats, whole.stats);
     assert_eq!((s.0.games, s.0.plies, s.0.white_wins, s.0.black_wins, s.0.draws), (s.1.games, s.1.plies, s.1.white_wins, s.1.black_wins, s.1.draws));
     assert_eq!((resumed.records.len(), resumed.samples.len()), (whole.records.len(), whole.samples.len()));
+    assert_eq!(resumed.records, whole.records, "the same games in the same order (of their indices), resumed or not");
 
     let samples = dir.path().join(format!("selfplay/gen-000001/game-{:06}.bin", expected[0].index));
     std::fs::remove_file(&samples).unwrap();
@@ -226,6 +227,28 @@ fn self_play_resumes_a_generation_from_its_journal() {
     assert!(error.contains(&samples.display().to_string()), "{error}");
     Journal::open(dir.path(), 2, config.rules).unwrap();
     assert!(!dir.path().join("selfplay/gen-000001").exists(), "another generation's journal is cleared");
+}
+
+/// A generation whose games were all played before a stop trains on the journal's games at
+/// once, and claims no self-play rate for this invocation; the next generation measures one.
+#[test]
+fn a_generation_resumed_with_all_its_games_claims_no_self_play_rate() {
+    use epaminondas::coach::journal::Journal;
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::selfplay::play_games;
+    let config = smoke();
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
+    let journal = Journal::open(&run_dir, 1, config.rules).unwrap();
+    let played = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 9, "before the stop", Vec::new(), &mut |game, _| journal.save(game)).unwrap();
+    run.train(Some(1), &Silent).unwrap();
+    let row = &run.metrics()[0];
+    assert_eq!((row.games, row.selfplay_sims_per_second), (config.selfplay.games_per_generation, None));
+    let games = std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap();
+    assert_eq!(games, played.records.iter().map(|r| format!("{r}\n")).collect::<String>(), "the journal's games, in the order of their indices");
+    run.train(Some(2), &Silent).unwrap();
+    assert!(run.metrics()[1].selfplay_sims_per_second.is_some_and(|rate| rate > 0.0));
 }
 
 #[test]

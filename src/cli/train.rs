@@ -98,9 +98,10 @@ impl Observer for Progress {
             (Some(policy), Some(value)) => format!(" (on the new games before training {policy:.3} / {value:.3})"),
             _ => String::new(),
         };
+        let selfplay = r.selfplay_sims_per_second.map_or_else(|| "self-play resumed".to_string(), |rate| format!("{rate:.0} sims/s"));
         println!(
-            "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}{fresh}, value acc {:.2}; {:.0} sims/s, {:.0} train samples/s; {:.0} s total",
-            r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.selfplay_sims_per_second, r.train_samples_per_second, r.wall_seconds
+            "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}{fresh}, value acc {:.2}; {selfplay}, {:.0} train samples/s; {:.0} s total",
+            r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.train_samples_per_second, r.wall_seconds
         );
         if let Some(lead) = r.lead_loss {
             let fresh = r.fresh_lead_loss.map_or(String::new(), |fresh| format!(" (on the new games before training {fresh:.3})"));

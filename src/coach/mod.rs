@@ -80,7 +80,10 @@ pub struct MetricsRow {
     /// Half-width of the Elo's 95% interval.
     #[serde(default)]
     pub elo_error: Option<f64>,
-    pub selfplay_sims_per_second: f64,
+    /// Simulations a second of this invocation's self-play; empty when it played none of the
+    /// generation's games (all were resumed from the journal of a stopped invocation).
+    #[serde(default)]
+    pub selfplay_sims_per_second: Option<f64>,
     pub train_samples_per_second: f64,
     pub train_steps: usize,
     pub learning_rate: f64,
@@ -453,7 +456,7 @@ impl Run {
                 fresh_lead_loss: fresh.and_then(|f| f.lead),
                 elo: None,
                 elo_error: None,
-                selfplay_sims_per_second: s.simulations as f64 / s.seconds.max(1e-9),
+                selfplay_sims_per_second: (s.simulations > 0).then(|| s.simulations as f64 / s.seconds.max(1e-9)),
                 train_samples_per_second: stats.samples as f64 / stats.seconds.max(1e-9),
                 train_steps: stats.steps,
                 learning_rate,
