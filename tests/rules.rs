@@ -279,6 +279,11 @@ fn record_tags_escape_quotes_and_backslashes() {
     // A backslash that escapes nothing (a record written before escaping) reads as itself.
     let old = text.replace(r#"[White "net:C:\\models\\\"best\" \\"]"#, r#"[White "net:C:\models\x"]"#);
     assert_eq!(GameRecord::parse(&old).unwrap().white, r"net:C:\models\x");
+    // A carriage return inside a value (found by the fuzz test) reads as the space it is written
+    // as, so the record reads back the same.
+    let returned = GameRecord::parse(&text.replace("[Black \"two lines\"]", "[Black \"two\rlines\"]")).unwrap();
+    assert_eq!(returned.black, "two lines");
+    assert_eq!(GameRecord::parse(&returned.to_string()).unwrap(), returned);
 }
 
 #[test]

@@ -230,7 +230,9 @@ fn escape(value: &str) -> String {
 }
 
 /// The inverse of [`escape`]. Any other backslash is kept as it is, so records written before
-/// values were escaped (a Windows path, say) read back unchanged.
+/// values were escaped (a Windows path, say) read back unchanged. A carriage return inside a
+/// value (lines end only at a line feed) reads as the space `escape` writes for it, so that a
+/// record that reads is written back as the same record.
 fn unescape(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     let mut chars = value.chars().peekable();
@@ -240,6 +242,7 @@ fn unescape(value: &str) -> String {
                 out.push(next);
                 chars.next();
             }
+            ('\r', _) => out.push(' '),
             (c, _) => out.push(c),
         }
     }
