@@ -19,7 +19,7 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// What a generation of self-play produced.
@@ -47,11 +47,18 @@ pub struct SelfPlayStats {
     pub seconds: f64,
 }
 
+/// The configured opponent, shared by the games: its spec, and the pool its players think on.
+struct OpponentSource {
+    spec: PlayerSpec,
+    pool: Arc<rayon::ThreadPool>,
+}
+
 /// The other side of a game against `SelfPlayConfig::opponent`.
 struct Opponent {
     color: Color,
     thinking: Thinking,
     name: String,
+    pool: Arc<rayon::ThreadPool>,
 }
 
 /// Where the opponent's player is: waiting for its turn, or choosing a move on the opponents'
@@ -63,13 +70,13 @@ enum Thinking {
 
 impl Opponent {
     /// The opponent's move in `position` once chosen; the first call for a position starts the
-    /// choosing on `pool`, and None means it is still under way.
-    fn poll(&mut self, position: &Position, pool: &rayon::ThreadPool) -> Option<Move> {
+    /// choosing on the opponents' pool, and None means it is still under way.
+    fn poll(&mut self, position: &Position) -> Option<Move> {
         if let Thinking::Idle(_) = self.thinking {
             let (sender, receiver) = mpsc::channel();
             let Thinking::Idle(mut player) = std::mem::replace(&mut self.thinking, Thinking::Busy(receiver)) else { unreachable!("matched above") };
             let position = *position;
-            pool.spawn(move || {
+            self.pool.spawn(move || {
                 // Its own limit (the spec's, or its kind's default), never a clock.
                 let mv = player.choose(&position, Limit::default()).mv;
                 // The game may have been dropped meanwhile (a stopped generation); nothing waits.
@@ -112,19 +119,19 @@ struct Game {
 }
 
 impl Game {
-    /// `opponent` is the configured opponent's spec, if any (checked by the config: a player
-    /// that builds without a network).
-    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, opponent: Option<&PlayerSpec>, opponent_pool: &rayon::ThreadPool, seed: u64) -> Game {
+    /// `opponent` is the configured opponent, if any (checked by the config: a player that
+    /// builds without a network).
+    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, opponent: Option<&OpponentSource>, seed: u64) -> Game {
         let mut rng = StdRng::seed_from_u64(seed);
         let start = Position::start(rules).expect("validated rules");
         let opening_plies = rng.random_range(0..=config.random_opening_plies);
         // Drawn only when an opponent is configured, so that self-play alone plays the games
         // it always did from the same seeds.
         let opponent = match (opponent, &config.opponent) {
-            (Some(spec), Some(settings)) if rng.random_bool(settings.share) => {
+            (Some(source), Some(settings)) if rng.random_bool(settings.share) => {
                 let color = if rng.random_bool(0.5) { Color::White } else { Color::Black };
-                let player = spec.build(DeviceChoice::Cpu, rng.random()).expect("the config allows only opponents that build without a network");
-                Some(Opponent { color, thinking: Thinking::Idle(player), name: spec.text.clone() })
+                let player = source.spec.build(DeviceChoice::Cpu, rng.random()).expect("the config allows only opponents that build without a network");
+                Some(Opponent { color, thinking: Thinking::Idle(player), name: source.spec.text.clone(), pool: Arc::clone(&source.pool) })
             }
             _ => None,
         };
@@ -133,7 +140,7 @@ impl Game {
         // The random opening at once (up to the first search), so that a game is a function of
         // its seed alone. A game that replaced a finished one mid-round used to search the start
         // position for a round first, drawing from its generator before its opening moves.
-        game.advance(config, opponent_pool);
+        game.advance(config);
         game
     }
 
@@ -172,7 +179,7 @@ impl Game {
 
     /// Plays every move that needs no more search; stops when the game needs simulations, waits
     /// for its opponent, or is over (then returns true).
-    fn advance(&mut self, config: &SelfPlayConfig, opponent_pool: &rayon::ThreadPool) -> bool {
+    fn advance(&mut self, config: &SelfPlayConfig) -> bool {
         loop {
             if self.over(config) {
                 return true;
@@ -184,7 +191,7 @@ impl Game {
                 continue;
             }
             if let Some(opponent) = self.opponent.as_mut().filter(|o| o.color == self.search.root_position().side_to_move()) {
-                match opponent.poll(self.search.root_position(), opponent_pool) {
+                match opponent.poll(self.search.root_position()) {
                     Some(mv) => {
                         self.play(mv, config);
                         continue;
@@ -353,19 +360,23 @@ pub fn play_games<E>(
     let done: std::collections::BTreeSet<usize> = resumed.iter().map(|game| game.index).collect();
     let mut simulations = 0;
     let mut finished_games = resumed;
-    let opponent = config.opponent.as_ref().map(|o| o.spec().expect("Config::validate checks the opponent"));
-    // As many threads as the tree work's; idle unless an opponent is configured. The operating
-    // system shares the cores between the two pools.
-    let opponent_pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(rayon::current_num_threads())
-        .thread_name(|i| format!("opponent-{i}"))
-        .build()
-        .expect("the operating system starts threads for the opponents' pool");
+    let opponent = config.opponent.as_ref().map(|o| OpponentSource {
+        spec: o.spec().expect("Config::validate checks the opponent"),
+        // As many threads as the tree work's; the operating system shares the cores between
+        // the two pools.
+        pool: Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(rayon::current_num_threads())
+                .thread_name(|i| format!("opponent-{i}"))
+                .build()
+                .expect("the operating system starts threads for the opponents' pool"),
+        ),
+    });
     let mut to_play = (0..total).filter(|index| !done.contains(index));
-    let new_game = |index: usize| (index, Game::new(rules, search, config, opponent.as_ref(), &opponent_pool, seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+    let new_game = |index: usize| (index, Game::new(rules, search, config, opponent.as_ref(), seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
     let mut games: Vec<(usize, Game)> = to_play.by_ref().take(config.parallel_games).map(new_game).collect();
     while !games.is_empty() {
-        let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config, &opponent_pool)).collect();
+        let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
         // Replace finished games (in place, so the batch stays full).
         for i in (0..games.len()).rev() {
             if !finished[i] {
