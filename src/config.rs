@@ -117,15 +117,38 @@ pub struct SelfPlayConfig {
     /// policy as their target instead of the visit counts.
     #[serde(default)]
     pub root_search: RootSearch,
-    /// A share of each generation's games played by the network against another player
-    /// instead of itself: `{ player = "mcts-rollout:sims=8000", share = 0.5 }`. Only the
-    /// network's own moves become training samples; the other player's moves only steer the
-    /// game. Optional; every game is self-play when left out.
-    #[serde(default)]
-    pub opponent: Option<OpponentConfig>,
+    /// Shares of each generation's games played by the network against other players instead
+    /// of itself: `opponents = [{ player = "mcts-rollout:sims=8000", share = 0.25 }, { player =
+    /// "alphabeta:depth=3", share = 0.25 }]`, or one as `opponent = { ... }` (the form of
+    /// configs written before there could be several). Only the network's own moves become
+    /// training samples; the other player's moves only steer the game. Optional; every game is
+    /// self-play when left out.
+    #[serde(default, alias = "opponent", deserialize_with = "one_or_many_opponents", skip_serializing_if = "Vec::is_empty")]
+    pub opponents: Vec<OpponentConfig>,
 }
 
-/// The other player of [`SelfPlayConfig::opponent`]. The twelfth agent's games against itself
+/// Reads `selfplay.opponents` as one table or an array of tables. (An untagged enum would do
+/// it too, but its error names neither form's problem: a misspelt field would read "data did
+/// not match any variant".)
+fn one_or_many_opponents<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<OpponentConfig>, D::Error> {
+    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    struct OneOrMany;
+    impl<'de> serde::de::Visitor<'de> for OneOrMany {
+        type Value = Vec<OpponentConfig>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an opponent table ({ player = ..., share = ... }) or an array of them")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            OpponentConfig::deserialize(MapAccessDeserializer::new(map)).map(|one| vec![one])
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Vec::deserialize(SeqAccessDeserializer::new(seq))
+        }
+    }
+    deserializer.deserialize_any(OneOrMany)
+}
+
+/// Another player of [`SelfPlayConfig::opponents`]. The twelfth agent's games against itself
 /// are mostly races, and it lost long games to mcts-rollout by falling behind in pieces (README,
 /// "Search time or knowledge"); games against a player unlike itself reach positions its own
 /// games seldom do. (Six generations of it did not help that agent; after twelve it scored 6
@@ -144,13 +167,13 @@ pub struct OpponentConfig {
 impl OpponentConfig {
     /// The player spec, checked as the trainer needs it.
     pub fn spec(&self) -> Result<PlayerSpec, ConfigError> {
-        let invalid = |m: String| ConfigError::Invalid(format!("selfplay.opponent: {m}"));
+        let invalid = |m: String| ConfigError::Invalid(format!("selfplay.opponents: `{}`: {m}", self.player));
         let spec: PlayerSpec = self.player.parse().map_err(|e| invalid(format!("{e}")))?;
         if matches!(spec.kind, PlayerKind::Net(_)) {
-            return Err(invalid(format!("`{}` is a network; self-play opponents must be random, greedy, alphabeta or mcts-rollout", self.player)));
+            return Err(invalid("is a network; self-play opponents must be random, greedy, alphabeta or mcts-rollout".into()));
         }
         if spec.limit.time.is_some() {
-            return Err(invalid(format!("`{}` has a time limit; give it sims= or depth= so that games do not depend on the machine's speed", self.player)));
+            return Err(invalid("has a time limit; give it sims= or depth= so that games do not depend on the machine's speed".into()));
         }
         if !(self.share > 0.0 && self.share <= 1.0) {
             return Err(invalid(format!("share must be in (0, 1], not {}", self.share)));
@@ -338,8 +361,16 @@ impl Config {
         if s.temperature_start < 0.0 || s.temperature_end < 0.0 {
             return invalid("selfplay temperatures must be >= 0".into());
         }
-        if let Some(opponent) = &s.opponent {
+        for (i, opponent) in s.opponents.iter().enumerate() {
             opponent.spec()?;
+            // Games are told apart by the players' names in their records.
+            if s.opponents[..i].iter().any(|earlier| earlier.player == opponent.player) {
+                return invalid(format!("selfplay.opponents: `{}` is given twice", opponent.player));
+            }
+        }
+        let shares: f64 = s.opponents.iter().map(|o| o.share).sum();
+        if shares > 1.0 + 1e-9 {
+            return invalid(format!("selfplay.opponents: the shares add up to {shares}, more than all the games"));
         }
         if s.stall_plies == Some(0) {
             return invalid("selfplay.stall_plies must be at least 1 (leave it out to never stop a game early)".into());

@@ -1,8 +1,8 @@
 //! Self-play: many games in lockstep. Each round every game that needs thinking gathers a few
 //! leaves (rayon spreads the tree work), all leaves go to the network in one batch, and the
 //! results are applied in parallel. A finished game is replaced at once so the batch stays full.
-//! A configured opponent (a player without a network) thinks on a pool of its own, so that a
-//! game waiting for its move holds up no round: a round would otherwise last as long as the
+//! Configured opponents (players without a network) think on a pool of their own, so that a
+//! game waiting for an opponent's move holds up no round: a round would otherwise last as long as the
 //! slowest opponent move in it (0.2 s for mcts-rollout as sparring partner, where a GPU's round
 //! takes milliseconds).
 
@@ -30,7 +30,7 @@ pub struct SelfPlayOutput {
     pub stats: SelfPlayStats,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SelfPlayStats {
     pub games: usize,
     /// Plies played (every move, recorded or not).
@@ -38,22 +38,65 @@ pub struct SelfPlayStats {
     pub white_wins: usize,
     pub black_wins: usize,
     pub draws: usize,
-    /// Games against `SelfPlayConfig::opponent`, and the network's points in them (a win 1, a
-    /// draw 1/2).
-    pub opponent_games: usize,
-    pub opponent_points: f64,
+    /// The games against each of `SelfPlayConfig::opponents`, in the config's order (then any
+    /// other opponent named in games resumed from an earlier config's journal).
+    pub opponents: Vec<OpponentTally>,
     /// Search simulations (network leaves and terminal visits).
     pub simulations: u64,
     pub seconds: f64,
 }
 
-/// The configured opponent, shared by the games: its spec, and the pool its players think on.
+impl SelfPlayStats {
+    /// Games against any opponent.
+    pub fn opponent_games(&self) -> usize {
+        self.opponents.iter().map(|o| o.games).sum()
+    }
+
+    /// The network's points against all opponents together.
+    pub fn opponent_points(&self) -> f64 {
+        self.opponents.iter().map(|o| o.points).sum()
+    }
+}
+
+/// The network's games against one opponent, and its points in them (a win 1, a draw 1/2).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OpponentTally {
+    /// The opponent's spec, as its records name it.
+    pub name: String,
+    pub games: usize,
+    pub points: f64,
+}
+
+impl OpponentTally {
+    /// Points per game; None without games.
+    pub fn score(&self) -> Option<f64> {
+        (self.games > 0).then(|| self.points / self.games as f64)
+    }
+}
+
+/// The configured opponents, shared by the games: their specs with their shares of the games,
+/// and the pool their players think on.
 struct OpponentSource {
-    spec: PlayerSpec,
+    players: Vec<(PlayerSpec, f64)>,
     pool: Arc<rayon::ThreadPool>,
 }
 
-/// The other side of a game against `SelfPlayConfig::opponent`.
+impl OpponentSource {
+    /// The opponent of a new game, or None for a game of the network against itself: one draw
+    /// of `rng` falls among the shares, laid end to end.
+    fn draw(&self, rng: &mut StdRng) -> Option<&PlayerSpec> {
+        let mut point: f64 = rng.random();
+        for (spec, share) in &self.players {
+            if point < *share {
+                return Some(spec);
+            }
+            point -= share;
+        }
+        None
+    }
+}
+
+/// The other side of a game against one of `SelfPlayConfig::opponents`.
 struct Opponent {
     color: Color,
     thinking: Thinking,
@@ -119,22 +162,20 @@ struct Game {
 }
 
 impl Game {
-    /// `opponent` is the configured opponent, if any (checked by the config: a player that
-    /// builds without a network).
-    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, opponent: Option<&OpponentSource>, seed: u64) -> Game {
+    /// `opponents` are the configured opponents, if any (checked by the config: players that
+    /// build without a network).
+    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, opponents: Option<&OpponentSource>, seed: u64) -> Game {
         let mut rng = StdRng::seed_from_u64(seed);
         let start = Position::start(rules).expect("validated rules");
         let opening_plies = rng.random_range(0..=config.random_opening_plies);
-        // Drawn only when an opponent is configured, so that self-play alone plays the games
+        // Drawn only when opponents are configured, so that self-play alone plays the games
         // it always did from the same seeds.
-        let opponent = match (opponent, &config.opponent) {
-            (Some(source), Some(settings)) if rng.random_bool(settings.share) => {
-                let color = if rng.random_bool(0.5) { Color::White } else { Color::Black };
-                let player = source.spec.build(DeviceChoice::Cpu, rng.random()).expect("the config allows only opponents that build without a network");
-                Some(Opponent { color, thinking: Thinking::Idle(player), name: source.spec.text.clone(), pool: Arc::clone(&source.pool) })
-            }
-            _ => None,
-        };
+        let opponent = opponents.and_then(|source| {
+            let spec = source.draw(&mut rng)?;
+            let color = if rng.random_bool(0.5) { Color::White } else { Color::Black };
+            let player = spec.build(DeviceChoice::Cpu, rng.random()).expect("the config allows only opponents that build without a network");
+            Some(Opponent { color, thinking: Thinking::Idle(player), name: spec.text.clone(), pool: Arc::clone(&source.pool) })
+        });
         let mut game = Game { search: Search::new(start, search_config.clone()), opponent, rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, plies_since_capture: 0, simulations: 0 };
         game.pick_search_kind(config);
         // The random opening at once (up to the first search), so that a game is a function of
@@ -314,17 +355,25 @@ pub struct FinishedGame {
 impl SelfPlayOutput {
     /// Counts `game` in, except for its search simulations (unknown for a game resumed from
     /// disk, and not this invocation's work). `player` is the network's name in the records:
-    /// a game where only one side has it was against the opponent.
+    /// a game where only one side has it was against the opponent named on the other.
     fn add(&mut self, game: FinishedGame, player: &str) {
         self.stats.plies += game.record.moves.len();
-        let network_is_white = match (game.record.white == player, game.record.black == player) {
-            (true, false) => Some(true),
-            (false, true) => Some(false),
+        let against = match (game.record.white == player, game.record.black == player) {
+            (true, false) => Some((true, &game.record.black)),
+            (false, true) => Some((false, &game.record.white)),
             _ => None,
         };
-        if let Some(network_is_white) = network_is_white {
-            self.stats.opponent_games += 1;
-            self.stats.opponent_points += a_score(&game.record, network_is_white);
+        if let Some((network_is_white, opponent)) = against {
+            let index = match self.stats.opponents.iter().position(|o| o.name == *opponent) {
+                Some(index) => index,
+                None => {
+                    self.stats.opponents.push(OpponentTally { name: opponent.clone(), ..OpponentTally::default() });
+                    self.stats.opponents.len() - 1
+                }
+            };
+            let tally = &mut self.stats.opponents[index];
+            tally.games += 1;
+            tally.points += a_score(&game.record, network_is_white);
         }
         match game.record.result {
             RecordResult::WhiteWins => self.stats.white_wins += 1,
@@ -360,8 +409,9 @@ pub fn play_games<E>(
     let done: std::collections::BTreeSet<usize> = resumed.iter().map(|game| game.index).collect();
     let mut simulations = 0;
     let mut finished_games = resumed;
-    let opponent = config.opponent.as_ref().map(|o| OpponentSource {
-        spec: o.spec().expect("Config::validate checks the opponent"),
+    let players: Vec<(PlayerSpec, f64)> = config.opponents.iter().map(|o| (o.spec().expect("Config::validate checks the opponents"), o.share)).collect();
+    let opponents = (!players.is_empty()).then(|| OpponentSource {
+        players: players.clone(),
         // As many threads as the tree work's; the operating system shares the cores between
         // the two pools.
         pool: Arc::new(
@@ -373,7 +423,7 @@ pub fn play_games<E>(
         ),
     });
     let mut to_play = (0..total).filter(|index| !done.contains(index));
-    let new_game = |index: usize| (index, Game::new(rules, search, config, opponent.as_ref(), seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
+    let new_game = |index: usize| (index, Game::new(rules, search, config, opponents.as_ref(), seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
     let mut games: Vec<(usize, Game)> = to_play.by_ref().take(config.parallel_games).map(new_game).collect();
     while !games.is_empty() {
         let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
@@ -415,6 +465,8 @@ pub fn play_games<E>(
     }
     finished_games.sort_by_key(|game| game.index);
     let mut output = SelfPlayOutput::default();
+    // Every configured opponent has its tally, with or without games.
+    output.stats.opponents = players.iter().map(|(spec, _)| OpponentTally { name: spec.text.clone(), ..OpponentTally::default() }).collect();
     for game in finished_games {
         output.add(game, player_name);
     }

@@ -242,9 +242,18 @@ fn a_generation_resumed_with_all_its_games_claims_no_self_play_rate() {
     let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
     let journal = Journal::open(&run_dir, 1, config.rules).unwrap();
     let played = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 9, "before the stop", Vec::new(), &mut |game, _| journal.save(game)).unwrap();
+    // The stopped invocation's time counts in the wall time: a file that does not read as
+    // seconds is refused by name, one that does is added.
+    let seconds = run_dir.join("selfplay/gen-000001/seconds.txt");
+    std::fs::write(&seconds, "an hour").unwrap();
+    let error = run.train(Some(1), &Silent).unwrap_err().to_string();
+    assert!(error.contains("seconds.txt") && error.contains("an hour"), "{error}");
+    assert_eq!(journal.finished_games().unwrap().len(), config.selfplay.games_per_generation, "the saved games are kept");
+    journal.save_seconds(1000.0).unwrap();
     run.train(Some(1), &Silent).unwrap();
     let row = &run.metrics()[0];
     assert_eq!((row.games, row.selfplay_sims_per_second), (config.selfplay.games_per_generation, None));
+    assert!(row.wall_seconds >= 1000.0 && row.wall_seconds < 1100.0, "{} s", row.wall_seconds);
     let games = std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap();
     assert_eq!(games, played.records.iter().map(|r| format!("{r}\n")).collect::<String>(), "the journal's games, in the order of their indices");
     run.train(Some(2), &Silent).unwrap();
@@ -286,11 +295,11 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     use epaminondas::evaluator::UniformEvaluator;
     use epaminondas::game::{Color, RecordResult};
     use epaminondas::players::greedy::score_after;
-    use epaminondas::selfplay::{play_games, FinishedGame};
+    use epaminondas::selfplay::{play_games, FinishedGame, OpponentTally};
     let mut config = smoke();
     config.selfplay.games_per_generation = 8;
     config.selfplay.full_search_probability = 1.0;
-    config.selfplay.opponent = Some(OpponentConfig { player: "greedy".into(), share: 1.0 });
+    config.selfplay.opponents = vec![OpponentConfig { player: "greedy".into(), share: 1.0 }];
     let play = |config: &Config| {
         let mut games = Vec::new();
         let Ok(output) = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 5, "net", Vec::new(), &mut |game: &FinishedGame, _| {
@@ -331,7 +340,7 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
         };
     }
     assert!(sides.contains(&Color::White) && sides.contains(&Color::Black), "both colours: {sides:?}");
-    assert_eq!((output.stats.opponent_games, output.stats.opponent_points), (8, points));
+    assert_eq!(output.stats.opponents, vec![OpponentTally { name: "greedy".into(), games: 8, points }]);
     assert_eq!(play(&config).0.records, output.records, "a game against the opponent is a function of its seed");
     // The opponent thinks on a pool of its own, so games finish in any order; the output keeps
     // the order of their indices.
@@ -340,25 +349,40 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     assert!(by_index.iter().map(|game| &game.record).eq(output.records.iter()), "the output's games are not in the order of their indices");
 
     // Half the games on average: this seed draws some of each.
-    config.selfplay.opponent = Some(OpponentConfig { player: "greedy".into(), share: 0.5 });
+    config.selfplay.opponents = vec![OpponentConfig { player: "greedy".into(), share: 0.5 }];
     let (half, _) = play(&config);
     let against = half.records.iter().filter(|r| r.white != r.black).count();
-    assert!(against > 0 && against < 8 && half.stats.opponent_games == against, "{against} of 8 against the opponent");
+    assert!(against > 0 && against < 8 && half.stats.opponent_games() == against, "{against} of 8 against the opponent");
 
-    // Through the trainer: the metrics row counts them and the records name the opponent.
+    // Through the trainer, with two opponents: the metrics row counts the games against both,
+    // opponents.csv each one's, and the records name them.
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
-    config.selfplay.opponent = Some(OpponentConfig { player: "mcts-rollout:sims=20".into(), share: 1.0 });
+    config.selfplay.games_per_generation = 16;
+    config.selfplay.opponents = vec![OpponentConfig { player: "mcts-rollout:sims=20".into(), share: 0.5 }, OpponentConfig { player: "alphabeta:depth=1".into(), share: 0.5 }];
     let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
     run.train(Some(1), &Silent).unwrap();
     let row = &run.metrics()[0];
-    assert_eq!(row.opponent_games, Some(8));
+    assert_eq!(row.opponent_games, Some(16));
     let score = row.opponent_score.unwrap();
-    assert!((0.0..=1.0).contains(&score));
-    let games = std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap();
-    assert_eq!(games.matches("\"mcts-rollout:sims=20\"").count(), 8);
+    let text = std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap();
+    let records = epaminondas::game::GameRecord::parse_all(&text).unwrap();
+    let against = |name: &str| records.iter().filter(|r| r.white == name || r.black == name).collect::<Vec<_>>();
+    let (rollout_games, alphabeta_games) = (against("mcts-rollout:sims=20").len(), against("alphabeta:depth=1").len());
+    assert_eq!(rollout_games + alphabeta_games, 16);
+    assert!(rollout_games > 0 && alphabeta_games > 0, "this seed draws both opponents: {rollout_games} and {alphabeta_games}");
     let read = epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), 1).unwrap();
-    assert_eq!((read[0].opponent_games, read[0].opponent_score), (Some(8), Some(score)));
+    assert_eq!((read[0].opponent_games, read[0].opponent_score), (Some(16), Some(score)));
+    let by_opponent = epaminondas::coach::read_opponents(&run_dir.join("opponents.csv"), 1).unwrap();
+    assert_eq!(by_opponent.iter().map(|o| (o.generation, o.opponent.as_str(), o.games)).collect::<Vec<_>>(), [(1, "mcts-rollout:sims=20", rollout_games), (1, "alphabeta:depth=1", alphabeta_games)]);
+    // Each score is the network's points in that opponent's records; together they make the
+    // row's score.
+    for o in &by_opponent {
+        let points: f64 = against(&o.opponent).iter().map(|r| epaminondas::arena::a_score(r, r.black == o.opponent)).sum();
+        assert_eq!(o.score, Some(points / o.games as f64), "{}", o.opponent);
+    }
+    let total: f64 = by_opponent.iter().map(|o| o.score.unwrap() * o.games as f64).sum();
+    assert!((total / 16.0 - score).abs() < 1e-9, "{total} / 16 against {score}");
 }
 
 fn metrics_generations_safe(dir: &Path) -> usize {
@@ -394,6 +418,21 @@ fn bad_configs_are_named() {
     for (spec, share, named) in [("net:models/x.safetensors", "0.5", "is a network"), ("mcts-rollout:time=0.1", "0.5", "time limit"), ("greedy", "0", "share"), ("greedy", "1.5", "share"), ("grredy", "0.5", "grredy")] {
         let error = Config::parse(&opponent(spec, share), "x.toml").unwrap_err().to_string();
         assert!(error.contains("selfplay.opponent") && error.contains(named), "{spec} {share}: {error}");
+    }
+    // Several opponents, as an array; the one-table form reads as a list of one.
+    let opponents = |list: &str| text.replace("random_opening_plies = 2", &format!("random_opening_plies = 2\nopponents = [{list}]"));
+    let two = Config::parse(&opponents(r#"{ player = "greedy", share = 0.25 }, { player = "alphabeta:depth=2", share = 0.25 }"#), "x.toml").unwrap();
+    assert_eq!(two.selfplay.opponents.iter().map(|o| o.player.as_str()).collect::<Vec<_>>(), ["greedy", "alphabeta:depth=2"]);
+    assert_eq!(Config::parse(&opponent("greedy", "0.5"), "x.toml").unwrap().selfplay.opponents.len(), 1);
+    // What a run directory stores reads back the same.
+    assert_eq!(Config::parse(&two.to_toml(), "x.toml").unwrap(), two);
+    for (list, named) in [
+        (r#"{ player = "greedy", share = 0.6 }, { player = "alphabeta:depth=2", share = 0.6 }"#, "add up to 1.2"),
+        (r#"{ player = "greedy", share = 0.2 }, { player = "greedy", share = 0.2 }"#, "given twice"),
+        (r#"{ player = "greedy", share = 0.2 }, { player = "alphabeta:depth=2", shares = 0.2 }"#, "shares"),
+    ] {
+        let error = Config::parse(&opponents(list), "x.toml").unwrap_err().to_string();
+        assert!(error.contains(named), "{list}: {error}");
     }
     let lead = |head: bool, weight: &str| text.replace("size = \"tiny\"", &format!("size = \"tiny\"\nlead_head = {head}")).replace("[training]", &format!("[training]\nlead_loss_weight = {weight}"));
     Config::parse(&lead(true, "0.5"), "x.toml").unwrap();
@@ -517,7 +556,7 @@ fn piece_leads_are_kept_and_train_the_lead_head() {
     let mut config = smoke();
     // Greedy captures whenever it can, so that the games have leads to count; the network's
     // moves alone seldom capture.
-    config.selfplay.opponent = Some(epaminondas::config::OpponentConfig { player: "greedy".into(), share: 1.0 });
+    config.selfplay.opponents = vec![epaminondas::config::OpponentConfig { player: "greedy".into(), share: 1.0 }];
     config.network.lead_head = true;
     config.training.lead_loss_weight = 0.5;
     // The first network has no lead head: its head starts fresh, the rest is taken.

@@ -2,7 +2,7 @@
 //! (plain lines elsewhere) and one summary line per generation.
 
 use super::LoggedBar;
-use crate::coach::{MetricsRow, Observer, Pretraining, Run};
+use crate::coach::{MetricsRow, Observer, OpponentRow, Pretraining, Run};
 use crate::config::Config;
 use crate::nn::{DeviceChoice, Precision};
 use clap::Args;
@@ -90,7 +90,7 @@ impl Observer for Progress {
             bar.inc(1);
         }
     }
-    fn generation_finished(&self, r: &MetricsRow) {
+    fn generation_finished(&self, r: &MetricsRow, opponents: &[OpponentRow]) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
@@ -107,8 +107,9 @@ impl Observer for Progress {
             let fresh = r.fresh_lead_loss.map_or(String::new(), |fresh| format!(" (on the new games before training {fresh:.3})"));
             println!("gen {:>4}: lead loss {lead:.3}{fresh}", r.generation);
         }
-        if let (Some(games), Some(score)) = (r.opponent_games, r.opponent_score) {
-            println!("gen {:>4}: {games} of the games against the opponent, scoring {:.1}%", r.generation, 100.0 * score);
+        for o in opponents {
+            let score = o.score.map_or_else(|| "no games".to_string(), |score| format!("{:.1}%", 100.0 * score));
+            println!("gen {:>4}: {} games against {}, scoring {score}", r.generation, o.games, o.opponent);
         }
         if let (Some(elo), Some(error)) = (r.elo, r.elo_error) {
             println!("gen {:>4}: Elo {elo:+.0} +/- {error:.0} (random = 0)", r.generation);

@@ -5,6 +5,7 @@
 //! ```text
 //! RUN/selfplay/gen-N/game-I.bin   game I's training samples (the replay chunk format)
 //! RUN/selfplay/gen-N/game-I.txt   game I's record, written after its samples
+//! RUN/selfplay/gen-N/seconds.txt   the generation's seconds of work up to its last saved game
 //! ```
 //!
 //! Each file is written atomically, samples first, so a game whose record is there is whole.
@@ -47,6 +48,27 @@ impl Journal {
         write_file(&self.path(game.index, "txt"), game.record.to_string().as_bytes())
     }
 
+    /// Records that the generation has taken `seconds` so far (the stopped invocations' time
+    /// and this one's), so that its wall time counts the work before a stop.
+    pub fn save_seconds(&self, seconds: f64) -> Result<(), RunError> {
+        write_file(&self.dir.join(SECONDS_FILE), format!("{seconds}\n").as_bytes())
+    }
+
+    /// The seconds recorded by [`Journal::save_seconds`], 0 when none were (a fresh generation,
+    /// or a journal written before they were). A file that does not read as a number of
+    /// seconds is an error naming it.
+    pub fn seconds(&self) -> Result<f64, RunError> {
+        let path = self.dir.join(SECONDS_FILE);
+        if !path.exists() {
+            return Ok(0.0);
+        }
+        let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+        match text.trim().parse::<f64>() {
+            Ok(seconds) if seconds.is_finite() && seconds >= 0.0 => Ok(seconds),
+            _ => Err(RunError::Corrupt { path, problem: format!("{:?} is not a number of seconds", text.trim()) }),
+        }
+    }
+
     /// The games saved so far, by index. A record without its samples, or a file that does not
     /// read back, is an error naming the file: files are written whole, so either means the
     /// folder was damaged, and playing on would drop or repeat games without saying so.
@@ -70,6 +92,8 @@ impl Journal {
         std::fs::remove_dir_all(&self.dir).map_err(io(&self.dir))
     }
 }
+
+const SECONDS_FILE: &str = "seconds.txt";
 
 /// The index of a game record file `game-I.txt`; None for any other file (a samples file, or
 /// the temporary file of an atomic write).

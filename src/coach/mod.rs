@@ -10,6 +10,7 @@
 //! RUN/run.json               program version and seed
 //! RUN/state.json             last finished generation and running totals
 //! RUN/metrics.csv            one row per generation
+//! RUN/opponents.csv          one row per generation and configured opponent (with opponents)
 //! RUN/checkpoints/gen-N.safetensors   the network after generation N (gen-000000: initial)
 //! RUN/checkpoints/optimizer-N.safetensors  the optimiser's moments after generation N (newest only)
 //! RUN/replay/gen-N.bin       generation N's training samples (gen-000000: the samples a
@@ -49,8 +50,9 @@ pub struct MetricsRow {
     pub white_wins: usize,
     pub black_wins: usize,
     pub draws: usize,
-    /// Games against `[selfplay] opponent` among `games`, and the network's score in them
-    /// (points / games). Empty without an opponent, and in rows written before there was one.
+    /// Games against `[selfplay] opponents` among `games`, all together, and the network's
+    /// score in them (points / games); `opponents.csv` has them by opponent. Empty without
+    /// opponents, and in rows written before there were any.
     #[serde(default)]
     pub opponent_games: Option<usize>,
     #[serde(default)]
@@ -93,6 +95,17 @@ pub struct MetricsRow {
     pub wall_seconds: f64,
 }
 
+/// One row of `opponents.csv`: a generation's games against one of `[selfplay] opponents`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OpponentRow {
+    pub generation: u32,
+    /// The opponent's player spec, as the game records name it.
+    pub opponent: String,
+    pub games: usize,
+    /// The network's points per game against it (a win 1, a draw 1/2); empty without games.
+    pub score: Option<f64>,
+}
+
 /// Where a run stands; written atomically at the end of every generation.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -116,7 +129,8 @@ pub trait Observer {
     fn training_step(&self, _step: usize) {}
     fn rating_started(&self, _generation: u32, _games: usize) {}
     fn rating_game_finished(&self) {}
-    fn generation_finished(&self, _row: &MetricsRow) {}
+    /// `opponents` are the generation's rows of `opponents.csv` (none without opponents).
+    fn generation_finished(&self, _row: &MetricsRow, _opponents: &[OpponentRow]) {}
 }
 
 /// An observer that says nothing (tests).
@@ -186,6 +200,7 @@ pub struct Run {
     pub config: Config,
     pub state: RunState,
     metrics: Vec<MetricsRow>,
+    opponents: Vec<OpponentRow>,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
@@ -218,8 +233,9 @@ impl Run {
             if state_path.exists() {
                 let state = read_state(&state_path)?;
                 let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
+                let opponents = read_opponents(&dir.join("opponents.csv"), state.generation)?;
                 write_file(&config_path, config.to_toml().as_bytes())?;
-                return Ok(Run { dir: dir.to_path_buf(), config, state, metrics });
+                return Ok(Run { dir: dir.to_path_buf(), config, state, metrics, opponents });
             }
             // Created but not initialised (killed during creation): start it again.
             return Run::create(dir, config);
@@ -307,7 +323,7 @@ impl Run {
     fn open_existing(dir: &Path) -> Result<Run, RunError> {
         let config = Config::load(&dir.join("config.toml"))?;
         let state = read_state(&dir.join("state.json"))?;
-        Ok(Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new() })
+        Ok(Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new(), opponents: Vec::new() })
     }
 
     fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
@@ -349,7 +365,7 @@ impl Run {
         }
         write_file(&dir.join("run.json"), serde_json::to_string_pretty(&run_info).expect("json").as_bytes())?;
         network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
-        let run = Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new() };
+        let run = Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new(), opponents: Vec::new() };
         run.write_state()?;
         Ok(run)
     }
@@ -385,12 +401,18 @@ impl Run {
         self.rate_if_due(observer)?; // a rating interrupted by a crash is played again
         let started = Instant::now();
         let wall_before = self.state.wall_seconds;
+        // Time spent on the first generation by invocations stopped before it was committed
+        // (from its journal); it counts in the wall time, as the games it played do.
+        let mut carried_seconds = 0.0;
         while target.is_none_or(|t| self.state.generation < t) {
             let generation = self.state.generation + 1;
             let seed = config.run.seed ^ (generation as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
 
             let journal = journal::Journal::open(&self.dir, generation, config.rules)?;
             let resumed = journal.finished_games()?;
+            let carried = journal.seconds()?;
+            carried_seconds += carried;
+            let generation_started = Instant::now();
             if !resumed.is_empty() {
                 observer.message(&format!("generation {generation}: {} games were finished before the stop; playing the rest", resumed.len()));
             }
@@ -402,6 +424,7 @@ impl Run {
             let player = format!("self-play:gen-{:06}", generation - 1);
             let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, seed, &player, resumed, &mut |game, done| -> Result<(), RunError> {
                 journal.save(game)?;
+                journal.save_seconds(carried + generation_started.elapsed().as_secs_f64())?;
                 observer.game_finished(done);
                 Ok(())
             })?;
@@ -432,7 +455,7 @@ impl Run {
                 total_games: self.state.total_games + s.games,
                 total_positions: self.state.total_positions + s.plies,
                 total_samples,
-                wall_seconds: wall_before + started.elapsed().as_secs_f64(),
+                wall_seconds: wall_before + carried_seconds + started.elapsed().as_secs_f64(),
             };
             let row = MetricsRow {
                 generation,
@@ -443,8 +466,8 @@ impl Run {
                 white_wins: s.white_wins,
                 black_wins: s.black_wins,
                 draws: s.draws,
-                opponent_games: config.selfplay.opponent.as_ref().map(|_| s.opponent_games),
-                opponent_score: (s.opponent_games > 0).then(|| s.opponent_points / s.opponent_games as f64),
+                opponent_games: (!config.selfplay.opponents.is_empty()).then(|| s.opponent_games()),
+                opponent_score: (s.opponent_games() > 0).then(|| s.opponent_points() / s.opponent_games() as f64),
                 policy_loss: stats.policy_loss,
                 value_loss: stats.value_loss,
                 policy_entropy: stats.policy_entropy,
@@ -465,14 +488,20 @@ impl Run {
                 total_positions: self.state.total_positions,
                 wall_seconds: self.state.wall_seconds,
             };
+            let opponent_rows: Vec<OpponentRow> = s.opponents.iter().map(|o| OpponentRow { generation, opponent: o.name.clone(), games: o.games, score: o.score() }).collect();
+            if !opponent_rows.is_empty() || !self.opponents.is_empty() {
+                self.opponents.extend(opponent_rows);
+                write_csv(&self.dir.join("opponents.csv"), &self.opponents)?;
+            }
             self.metrics.push(row);
-            write_metrics(&self.dir.join("metrics.csv"), &self.metrics)?;
+            write_csv(&self.dir.join("metrics.csv"), &self.metrics)?;
             self.write_state()?; // the commit point
             journal.remove()?;
             // Only the newest optimiser state is kept; the previous one is dead once committed.
             let _ = std::fs::remove_file(optimizer_path(&self.dir, generation - 1));
             self.rate_if_due(observer)?;
-            observer.generation_finished(self.metrics.last().expect("just pushed"));
+            let this_generation: Vec<OpponentRow> = self.opponents.iter().filter(|o| o.generation == generation).cloned().collect();
+            observer.generation_finished(self.metrics.last().expect("just pushed"), &this_generation);
         }
         Ok(())
     }
@@ -490,7 +519,7 @@ impl Run {
             row.elo = Some(elo);
             row.elo_error = Some(error);
         }
-        write_metrics(&self.dir.join("metrics.csv"), &self.metrics)?;
+        write_csv(&self.dir.join("metrics.csv"), &self.metrics)?;
         self.state.rated_generation = generation;
         self.write_state()
     }
@@ -550,7 +579,8 @@ fn checkpoint_metadata(config: &Config, generation: u32) -> BTreeMap<String, Str
     meta
 }
 
-fn write_metrics(path: &Path, rows: &[MetricsRow]) -> Result<(), RunError> {
+/// Writes `rows` as a CSV file with a header, atomically.
+fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RunError> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
@@ -561,14 +591,25 @@ fn write_metrics(path: &Path, rows: &[MetricsRow]) -> Result<(), RunError> {
 
 /// The rows of a metrics file up to `generation` (rows of an unfinished generation are dropped).
 pub fn read_metrics(path: &Path, generation: u32) -> Result<Vec<MetricsRow>, RunError> {
+    read_csv(path, |row: &MetricsRow| row.generation <= generation)
+}
+
+/// The rows of an `opponents.csv` up to `generation`; none when the file is missing (a run
+/// without opponents, or one written before there was the file).
+pub fn read_opponents(path: &Path, generation: u32) -> Result<Vec<OpponentRow>, RunError> {
+    read_csv(path, |row: &OpponentRow| row.generation <= generation)
+}
+
+/// The rows of a CSV file with a header that `keep` keeps; none when the file is missing.
+fn read_csv<T: serde::de::DeserializeOwned>(path: &Path, keep: impl Fn(&T) -> bool) -> Result<Vec<T>, RunError> {
     if !path.exists() {
         return Ok(Vec::new());
     }
     let mut reader = csv::Reader::from_path(path).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
     let mut rows = Vec::new();
-    for row in reader.deserialize::<MetricsRow>() {
+    for row in reader.deserialize::<T>() {
         let row = row.map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
-        if row.generation <= generation {
+        if keep(&row) {
             rows.push(row);
         }
     }
