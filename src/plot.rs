@@ -1,10 +1,11 @@
 //! Pictures of a run: one SVG with four panels (Elo against hours and against games played,
-//! the losses, game length), drawn from `metrics.csv` and `ratings/ratings.csv`; and of several
+//! the losses, game length, beside it the score against each self-play opponent when the run
+//! has any), drawn from `metrics.csv`, `opponents.csv` and `ratings/ratings.csv`; and of several
 //! runs side by side (an A/B of configs). SVG needs no fonts on the machine and shows in any
 //! browser and in the README.
 
 use crate::coach::rating::{read_ratings, RatingRow};
-use crate::coach::{read_metrics, MetricsRow, RunError};
+use crate::coach::{read_metrics, read_opponents, MetricsRow, OpponentRow, RunError};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,7 @@ pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
     if metrics.is_empty() {
         return Err(PlotError::Empty(run.to_path_buf()));
     }
+    let opponents = read_opponents(&run.join("opponents.csv"), u32::MAX)?;
     let ratings = read_ratings(&run.join("ratings").join("ratings.csv"))?;
     let baselines: Vec<(String, f64)> = ratings.iter().filter(|r| r.generation.is_none()).map(|r| (r.player.clone(), r.elo)).collect();
     let points = elo_points(&metrics, &ratings);
@@ -70,7 +72,7 @@ pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
     std::fs::create_dir_all(&dir).map_err(|source| RunError::Io { path: dir.clone(), source })?;
     let path = dir.join("progress.svg");
     let title = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    draw(&path, &title, &metrics, &points, &baselines).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    draw(&path, &title, &metrics, &opponents, &points, &baselines).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
     Ok(path)
 }
 
@@ -141,7 +143,7 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
-fn draw(path: &Path, title: &str, metrics: &[MetricsRow], points: &[EloPoint], baselines: &[(String, f64)]) -> DrawResult {
+fn draw(path: &Path, title: &str, metrics: &[MetricsRow], opponents: &[OpponentRow], points: &[EloPoint], baselines: &[(String, f64)]) -> DrawResult {
     let root = SVGBackend::new(path, (1200, 800)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(&format!("run {title}"), ("sans-serif", 24))?;
@@ -168,11 +170,40 @@ fn draw(path: &Path, title: &str, metrics: &[MetricsRow], points: &[EloPoint], b
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
 
+    // A run with self-play opponents shares the last panel between game length and its scores.
+    let (length_area, score_area) = if opponents.is_empty() { (panels[3].clone(), None) } else {
+        let (left, right) = panels[3].split_horizontally(panels[3].dim_in_pixel().0 / 2);
+        (left, Some(right))
+    };
     let lengths = range(metrics.iter().map(|m| m.mean_game_length).chain([0.0]));
-    let mut chart = ChartBuilder::on(&panels[3]).caption("mean game length (plies)", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(generations, lengths)?;
+    let mut chart = ChartBuilder::on(&length_area).caption("mean game length (plies)", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(generations.clone(), lengths)?;
     chart.configure_mesh().x_desc("generation").draw()?;
     chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.mean_game_length)), &BLACK))?;
+    if let Some(area) = score_area {
+        opponents_panel(&area, opponents, generations)?;
+    }
     root.present()?;
+    Ok(())
+}
+
+/// The network's score in its self-play games against each opponent, by generation.
+fn opponents_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, opponents: &[OpponentRow], generations: std::ops::Range<f64>) -> DrawResult {
+    let mut chart = ChartBuilder::on(area).caption("score against each opponent (%)", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(40).build_cartesian_2d(generations, 0.0..100.0)?;
+    chart.configure_mesh().x_desc("generation").draw()?;
+    let mut names: Vec<&str> = Vec::new();
+    for row in opponents {
+        if !names.contains(&row.opponent.as_str()) {
+            names.push(&row.opponent);
+        }
+    }
+    let colours = [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
+    for (name, colour) in names.into_iter().zip(colours.iter().cycle()) {
+        let colour = *colour;
+        let points: Vec<(f64, f64)> = opponents.iter().filter(|o| o.opponent == name).filter_map(|o| Some((o.generation as f64, 100.0 * o.score?))).collect();
+        chart.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?.label(name).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+    }
+    chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     Ok(())
 }
 

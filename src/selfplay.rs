@@ -2,9 +2,9 @@
 //! leaves (rayon spreads the tree work), all leaves go to the network in one batch, and the
 //! results are applied in parallel. A finished game is replaced at once so the batch stays full.
 //! Configured opponents (players without a network) think on a pool of their own, so that a
-//! game waiting for an opponent's move holds up no round: a round would otherwise last as long as the
-//! slowest opponent move in it (0.2 s for mcts-rollout as sparring partner, where a GPU's round
-//! takes milliseconds).
+//! game waiting for an opponent's move holds up no round: a round would otherwise last as long
+//! as the slowest opponent move in it (0.2 s for mcts-rollout as sparring partner, where a
+//! GPU's round takes milliseconds).
 
 use crate::arena::a_score;
 use crate::config::{CappedGames, SelfPlayConfig};

@@ -96,6 +96,7 @@ fn generations_add_up_across_invocations() {
     let svg = std::fs::read_to_string(progress).unwrap();
     assert!(svg.contains("<svg") && svg.contains("run run"), "titled by the run's name");
     assert!(svg.contains("policy, new games"), "the held-out losses are drawn");
+    assert!(!svg.contains("score against each opponent"), "a run without opponents has no scores to draw");
     let comparison = epaminondas::plot::plot_comparison(&[run_dir.clone(), run_dir.clone()], dir.path()).unwrap();
     assert!(std::fs::read_to_string(comparison).unwrap().contains("runs run vs run"));
     let unrated = dir.path().join("unrated");
@@ -383,6 +384,9 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     }
     let total: f64 = by_opponent.iter().map(|o| o.score.unwrap() * o.games as f64).sum();
     assert!((total / 16.0 - score).abs() < 1e-9, "{total} / 16 against {score}");
+    // The run's picture has a panel of the scores, with a line for each opponent.
+    let picture = std::fs::read_to_string(epaminondas::plot::plot_run(&run_dir, None).unwrap()).unwrap();
+    assert!(picture.contains("score against each opponent") && picture.contains("mcts-rollout:sims=20") && picture.contains("alphabeta:depth=1"));
 }
 
 fn metrics_generations_safe(dir: &Path) -> usize {
@@ -890,7 +894,7 @@ fn shipped_configs_load() {
     let saved = Config::load(&dir.join("contempt.toml")).unwrap().to_toml();
     assert!(saved.contains("draw_value = -0.7\n") && saved.contains("reduction = 0.2\n"), "{saved}");
     boards.sort();
-    let expected = [("10x8.toml", 10, 8, false), ("contempt-medium.toml", 14, 12, false), ("contempt.toml", 14, 12, false), ("cpu-8x96.toml", 14, 12, false), ("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("gpu-refine.toml", 14, 12, false), ("gpu-sparring.toml", 14, 12, false), ("gpu.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true), ("threats.toml", 14, 12, false)];
+    let expected = [("10x8.toml", 10, 8, false), ("contempt-medium.toml", 14, 12, false), ("contempt.toml", 14, 12, false), ("cpu-8x96.toml", 14, 12, false), ("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("gpu-refine.toml", 14, 12, false), ("gpu-sparring-alphabeta.toml", 14, 12, false), ("gpu-sparring.toml", 14, 12, false), ("gpu.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true), ("threats.toml", 14, 12, false)];
     assert_eq!(boards, expected.map(|(name, w, h, stones)| (name.to_string(), w, h, stones)));
 }
 
