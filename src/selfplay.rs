@@ -409,9 +409,8 @@ pub fn play_games<E>(
     let done: std::collections::BTreeSet<usize> = resumed.iter().map(|game| game.index).collect();
     let mut simulations = 0;
     let mut finished_games = resumed;
-    let players: Vec<(PlayerSpec, f64)> = config.opponents.iter().map(|o| (o.spec().expect("Config::validate checks the opponents"), o.share)).collect();
-    let opponents = (!players.is_empty()).then(|| OpponentSource {
-        players: players.clone(),
+    let opponents = (!config.opponents.is_empty()).then(|| OpponentSource {
+        players: config.opponents.iter().map(|o| (o.spec().expect("Config::validate checks the opponents"), o.share)).collect(),
         // As many threads as the tree work's; the operating system shares the cores between
         // the two pools.
         pool: Arc::new(
@@ -466,7 +465,7 @@ pub fn play_games<E>(
     finished_games.sort_by_key(|game| game.index);
     let mut output = SelfPlayOutput::default();
     // Every configured opponent has its tally, with or without games.
-    output.stats.opponents = players.iter().map(|(spec, _)| OpponentTally { name: spec.text.clone(), ..OpponentTally::default() }).collect();
+    output.stats.opponents = opponents.iter().flat_map(|source| &source.players).map(|(spec, _)| OpponentTally { name: spec.text.clone(), ..OpponentTally::default() }).collect();
     for game in finished_games {
         output.add(game, player_name);
     }

@@ -488,9 +488,9 @@ impl Run {
                 total_positions: self.state.total_positions,
                 wall_seconds: self.state.wall_seconds,
             };
-            let opponent_rows: Vec<OpponentRow> = s.opponents.iter().map(|o| OpponentRow { generation, opponent: o.name.clone(), games: o.games, score: o.score() }).collect();
-            if !opponent_rows.is_empty() || !self.opponents.is_empty() {
-                self.opponents.extend(opponent_rows);
+            let first_opponent_row = self.opponents.len();
+            self.opponents.extend(s.opponents.iter().map(|o| OpponentRow { generation, opponent: o.name.clone(), games: o.games, score: o.score() }));
+            if self.opponents.len() > first_opponent_row {
                 write_csv(&self.dir.join("opponents.csv"), &self.opponents)?;
             }
             self.metrics.push(row);
@@ -500,8 +500,7 @@ impl Run {
             // Only the newest optimiser state is kept; the previous one is dead once committed.
             let _ = std::fs::remove_file(optimizer_path(&self.dir, generation - 1));
             self.rate_if_due(observer)?;
-            let this_generation: Vec<OpponentRow> = self.opponents.iter().filter(|o| o.generation == generation).cloned().collect();
-            observer.generation_finished(self.metrics.last().expect("just pushed"), &this_generation);
+            observer.generation_finished(self.metrics.last().expect("just pushed"), &self.opponents[first_opponent_row..]);
         }
         Ok(())
     }
