@@ -1199,3 +1199,37 @@ fn a_trained_network_goes_on_with_another_runs_buffer() {
     assert!(matches!(refused, RunError::Net(NetError::Incompatible(_))), "{refused}");
     assert!(!dir.path().join("wider").exists(), "a refused start leaves no run directory behind");
 }
+
+/// A CPU run with opponents is told to start with libgomp's passive wait policy (it cannot set
+/// it itself: libgomp reads it when libtorch loads); with the policy set, or without opponents,
+/// nothing is said.
+#[test]
+fn cpu_runs_with_opponents_are_told_to_set_the_wait_policy() {
+    use epaminondas::config::OpponentConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let binary = env!("CARGO_BIN_EXE_epaminondas");
+    let mut config = smoke();
+    config.run.device = epaminondas::nn::DeviceChoice::Cpu;
+    config.selfplay.opponents = vec![OpponentConfig { player: "greedy".into(), share: 0.5 }];
+    let with_opponents = dir.path().join("opponents.toml");
+    std::fs::write(&with_opponents, config.to_toml()).unwrap();
+    let without = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
+    let note = "OMP_WAIT_POLICY=passive";
+    // --generations 0 creates the run and stops before self-play.
+    let log = |config: &Path, run: &str, policy: Option<&str>| {
+        let mut command = Command::new(binary);
+        command.args(["train", "--generations", "0", "--config"]).arg(config).arg("--run").arg(dir.path().join(run)).env_remove("OMP_WAIT_POLICY");
+        if let Some(policy) = policy {
+            command.env("OMP_WAIT_POLICY", policy);
+        }
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let told = log(&with_opponents, "a", None);
+    assert!(told.contains(note), "no note about the wait policy:\n{told}");
+    let set = log(&with_opponents, "b", Some("passive"));
+    assert!(!set.contains(note), "{set}");
+    let alone = log(Path::new(without), "c", None);
+    assert!(!alone.contains(note), "{alone}");
+}
