@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Trains for at most SECONDS on a lent GPU machine (scripts/gpu-run.sh) and copies what the run
+# makes into OUT as it appears: the log, metrics.csv, opponents.csv and the newest checkpoints.
+# A lent machine keeps nothing once given back, and a call cut by its limit returns only what is
+# already in OUT, so the copying goes on while training runs rather than after it.
+#   bash scripts/gpu-lease.sh 560 "$OUT" runs/gpu-sparring-ab \
+#       --config configs/gpu-sparring-alphabeta.toml --init-from models/gpu-8x96-sparring-gen4.safetensors
+# The call brings back at most 8 files, so OUT gets the 4 newest checkpoints besides the three
+# text files. Killing the trainer at the deadline is safe: checkpoints are written and renamed
+# whole, and a generation's finished games stay in its journal for `train --run RUN` to resume.
+set -uo pipefail  # not -e: a copy that fails must not stop the copying
+[ $# -ge 3 ] || { echo "usage: gpu-lease.sh SECONDS OUT RUN [TRAIN ARGS...]" >&2; exit 2; }
+SECONDS_ALLOWED=$1 OUT=$2 RUN=$3
+shift 3
+CHECKOUT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$OUT"
+
+copy_results() {
+  for file in metrics.csv opponents.csv; do
+    [ -f "$RUN/$file" ] && cp "$RUN/$file" "$OUT/$file.tmp" && mv "$OUT/$file.tmp" "$OUT/$file"
+  done
+  rm -f "$OUT"/gen-*.safetensors.tmp
+  for checkpoint in $(ls "$RUN"/checkpoints/gen-*.safetensors 2>/dev/null | grep -v 'gen-000000' | tail -4); do
+    name="$(basename "$checkpoint")"
+    [ -f "$OUT/$name" ] || { cp "$checkpoint" "$OUT/$name.tmp" && mv "$OUT/$name.tmp" "$OUT/$name"; }
+  done
+  # Older checkpoints make way for newer ones within the limit of files.
+  ls "$OUT"/gen-*.safetensors 2>/dev/null | head -n -4 | xargs -r rm -f || true
+}
+
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader >"$OUT/train.log" 2>&1 || true
+( while sleep 10; do copy_results; done ) &
+COPIER=$!
+status=0
+timeout "$SECONDS_ALLOWED" bash "$CHECKOUT/scripts/gpu-run.sh" train --run "$RUN" "$@" >>"$OUT/train.log" 2>&1 || status=$?
+kill "$COPIER" 2>/dev/null || true
+copy_results
+echo "gpu-lease: train stopped with status $status (124: the deadline)" >>"$OUT/train.log"
