@@ -15,14 +15,19 @@ shift 3
 CHECKOUT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$OUT"
 
+# Copies FILE into OUT under its own name, whole or not at all (a copy cut by the deadline leaves
+# only a .tmp, which the next round overwrites).
+publish() {
+  cp "$1" "$OUT/$(basename "$1").tmp" && mv "$OUT/$(basename "$1").tmp" "$OUT/$(basename "$1")"
+}
+
 copy_results() {
   for file in metrics.csv opponents.csv; do
-    [ -f "$RUN/$file" ] && cp "$RUN/$file" "$OUT/$file.tmp" && mv "$OUT/$file.tmp" "$OUT/$file"
+    [ -f "$RUN/$file" ] && publish "$RUN/$file"
   done
   rm -f "$OUT"/gen-*.safetensors.tmp
   for checkpoint in $(ls "$RUN"/checkpoints/gen-*.safetensors 2>/dev/null | grep -v 'gen-000000' | tail -4); do
-    name="$(basename "$checkpoint")"
-    [ -f "$OUT/$name" ] || { cp "$checkpoint" "$OUT/$name.tmp" && mv "$OUT/$name.tmp" "$OUT/$name"; }
+    [ -f "$OUT/$(basename "$checkpoint")" ] || publish "$checkpoint"
   done
   # Older checkpoints make way for newer ones within the limit of files.
   ls "$OUT"/gen-*.safetensors 2>/dev/null | head -n -4 | xargs -r rm -f || true
