@@ -15,6 +15,7 @@
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
 //! - [`train`]: losses, optimiser, training steps.
 //! - [`coach`]: the generation loop over a resumable run directory, metrics, observers.
+//! - [`distill`]: a smaller network taught a trained one's priors and values, resumable.
 //! - [`plot`]: SVG pictures of a run's progress.
 //! - [`bench`]: the benchmark behind `epaminondas bench`.
 //! - [`config`]: the TOML training configuration and its validation.
@@ -37,6 +38,7 @@ pub mod selfplay;
 pub mod train;
 pub mod config;
 pub mod coach;
+pub mod distill;
 pub mod plot;
 pub mod bench;
 pub mod cli;

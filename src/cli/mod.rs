@@ -2,6 +2,7 @@
 
 mod arena;
 mod bench;
+mod distill;
 mod engine;
 mod export;
 mod play;
@@ -26,6 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Trains an agent by self-play in a run directory (creates or resumes it).
     Train(train::TrainArgs),
+    /// Teaches a smaller network a trained one's move priors and values (creates or resumes).
+    Distill(distill::DistillArgs),
     /// Plays a match between two players: score, Elo with a 95% interval, optional SPRT.
     Match(arena::MatchArgs),
     /// Plays a round robin and fits ratings by maximum likelihood (with a first-move term).
@@ -71,6 +74,7 @@ pub struct PlotArgs {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Train(args) => train::train(args),
+        Command::Distill(args) => distill::distill(args),
         Command::Match(args) => arena::run_match(args),
         Command::Tournament(args) => arena::tournament(args),
         Command::Compare(args) => arena::compare(args),
@@ -127,6 +131,15 @@ impl LoggedBar {
     pub fn inc(&self, steps: u64) {
         self.bar.inc(steps);
         self.log_if_due();
+    }
+
+    /// A line above the bar (printed plainly where the bar is hidden).
+    pub fn println(&self, line: String) {
+        if self.bar.is_hidden() {
+            println!("{line}");
+        } else {
+            self.bar.println(line);
+        }
     }
 
     pub fn finish_and_clear(&self) {

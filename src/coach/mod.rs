@@ -159,6 +159,10 @@ pub enum RunError {
     Rating(#[from] crate::arena::ArenaError),
     #[error("cannot pretrain on {source_run}: {problem}")]
     Pretraining { source_run: PathBuf, problem: String },
+    #[error("{dir} holds no distillation and no --teacher was given to start one")]
+    NoTeacher { dir: PathBuf },
+    #[error("teacher {path}: {problem}")]
+    Teacher { path: PathBuf, problem: String },
 }
 
 /// How a new run's first network learns from another run's replay buffer before its own
@@ -579,7 +583,7 @@ fn checkpoint_metadata(config: &Config, generation: u32) -> BTreeMap<String, Str
 }
 
 /// Writes `rows` as a CSV file with a header, atomically.
-fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RunError> {
+pub(crate) fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RunError> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
         writer.serialize(row).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
@@ -600,7 +604,7 @@ pub fn read_opponents(path: &Path, generation: u32) -> Result<Vec<OpponentRow>, 
 }
 
 /// The rows of a CSV file with a header that `keep` keeps; none when the file is missing.
-fn read_csv<T: serde::de::DeserializeOwned>(path: &Path, keep: impl Fn(&T) -> bool) -> Result<Vec<T>, RunError> {
+pub(crate) fn read_csv<T: serde::de::DeserializeOwned>(path: &Path, keep: impl Fn(&T) -> bool) -> Result<Vec<T>, RunError> {
     if !path.exists() {
         return Ok(Vec::new());
     }

@@ -1,0 +1,65 @@
+//! `distill`: creates or resumes a distillation directory and teaches the student, with a
+//! progress bar on a terminal (plain lines elsewhere) and one line per checkpoint.
+
+use super::LoggedBar;
+use crate::distill::{DistillConfig, DistillObserver, DistillRow, Distillation};
+use crate::nn::DeviceChoice;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+pub struct DistillArgs {
+    /// The trained network to learn from. Needed to start; a resumed distillation keeps its own.
+    #[arg(long)]
+    pub teacher: Option<PathBuf>,
+    /// Distillation config (TOML): the student's network, training and the teacher's games.
+    /// Needed to start; a resumed distillation uses its stored config.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Distillation directory: created if new, resumed if it holds a distillation.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// Optimiser steps the distillation should have taken when this invocation stops (default:
+    /// the config's run.steps).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Overrides the config's device.
+    #[arg(long, value_enum)]
+    pub device: Option<DeviceChoice>,
+}
+
+struct Progress {
+    bar: LoggedBar,
+}
+
+impl DistillObserver for Progress {
+    fn step(&self, steps: u64) {
+        self.bar.set_position(steps as usize);
+    }
+
+    fn checkpoint(&self, r: &DistillRow) {
+        self.bar.println(format!(
+            "step {:>7}: {} positions from {} games; policy / value loss {:.3} / {:.3}; held out {:.3} / {:.3} (the teacher's entropies {:.3} / {:.3}), top move agreed {:.1}%; {:.0} s",
+            r.step, r.positions, r.games, r.policy_loss, r.value_loss, r.held_out_policy_loss, r.held_out_value_loss, r.teacher_entropy, r.teacher_value_entropy, 100.0 * r.top_move_agreement, r.seconds
+        ));
+    }
+}
+
+pub fn distill(args: DistillArgs) -> anyhow::Result<()> {
+    let mut config = args.config.as_deref().map(DistillConfig::load).transpose()?;
+    if let (Some(config), Some(device)) = (config.as_mut(), args.device) {
+        config.run.device = device;
+    }
+    let mut distillation = Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref())?;
+    let goal = args.steps.unwrap_or(distillation.config().run.steps);
+    let state = distillation.state();
+    eprintln!("distilling {} into a {:?} student: step {} of {goal}", state.teacher.display(), distillation.config().network, state.steps);
+    let bar = LoggedBar::new(goal as usize, "{msg:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}");
+    bar.set_message("distilling".into());
+    bar.set_position(state.steps as usize);
+    let progress = Progress { bar };
+    distillation.run(Some(goal), &progress)?;
+    progress.bar.finish_and_clear();
+    println!("{}", distillation.student_path().display());
+    Ok(())
+}

@@ -1,0 +1,169 @@
+//! Distillation end to end on the 8x8 board, the shipped 8x8 agent teaching a tiny student, and
+//! its failure modes.
+
+use epaminondas::coach::RunError;
+use epaminondas::distill::{DistillConfig, DistillObserver, DistillRow, Distillation};
+use epaminondas::game::Rules;
+use epaminondas::nn::Network;
+use epaminondas::replay::read_samples;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
+const CONFIG: &str = r#"
+[run]
+seed = 7
+threads = 2
+device = "cpu"
+steps = 60
+checkpoint_every = 20
+
+[rules]
+width = 8
+height = 8
+symmetry = "mirror"
+ply_cap = 150
+
+[network]
+size = "tiny"
+
+[training]
+batch_size = 32
+learning_rate = [[0, 0.003], [40, 0.001]]
+weight_decay = 0.0001
+max_grad_norm = 10.0
+value_loss_weight = 1.0
+mirror_augmentation = true
+
+[games]
+lockstep = 16
+temperature = 1.0
+random_opening_plies = 2
+window = 3000
+reuse = 2.0
+held_out = 64
+"#;
+
+fn teacher() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("models/crossings-gen70.safetensors")
+}
+
+fn config() -> DistillConfig {
+    DistillConfig::parse(CONFIG, "test config").unwrap()
+}
+
+/// Collects the checkpoint rows and counts the steps reported.
+#[derive(Default)]
+struct Recorder {
+    rows: RefCell<Vec<DistillRow>>,
+    steps: RefCell<Vec<u64>>,
+}
+
+impl DistillObserver for Recorder {
+    fn step(&self, steps: u64) {
+        self.steps.borrow_mut().push(steps);
+    }
+    fn checkpoint(&self, row: &DistillRow) {
+        self.rows.borrow_mut().push(row.clone());
+    }
+}
+
+#[test]
+fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("distill");
+    let recorder = Recorder::default();
+    let mut distillation = Distillation::open(&run, Some(&config()), Some(&teacher())).unwrap();
+    distillation.run(None, &recorder).unwrap();
+
+    assert_eq!(*recorder.steps.borrow(), (1..=60).collect::<Vec<u64>>());
+    let rows = recorder.rows.borrow().clone();
+    assert_eq!(rows.iter().map(|r| r.step).collect::<Vec<_>>(), [20, 40, 60]);
+    for row in &rows {
+        // A cross-entropy is never below the target's own entropy (Gibbs' inequality): a
+        // student "better than the teacher" would be a bug in the targets or the loss.
+        assert!(row.held_out_policy_loss >= row.teacher_entropy - 1e-4, "{row:?}");
+        assert!(row.held_out_value_loss >= row.teacher_value_entropy - 1e-4, "{row:?}");
+        assert!((0.0..=1.0).contains(&row.top_move_agreement), "{row:?}");
+        assert!(row.positions >= 64 && row.games > 0, "{row:?}");
+    }
+    assert!(rows[2].held_out_policy_loss < rows[0].held_out_policy_loss - 0.05, "the student learns the priors: {rows:?}");
+    assert!(rows[2].held_out_value_loss < rows[0].held_out_value_loss, "and the values: {rows:?}");
+    assert_eq!(rows[0].learning_rate, 0.003);
+    assert_eq!(rows[2].learning_rate, 0.001);
+
+    // The held-out positions are the teacher's labels, kept on disk, never trained on.
+    let held_out = read_samples(&run.join("held-out.bin"), &config().rules).unwrap();
+    assert_eq!(held_out.len(), 64);
+    for sample in &held_out {
+        let total: f32 = sample.policy.iter().map(|(_, p)| p).sum();
+        assert!((total - 1.0).abs() < 1e-3, "priors over the legal moves sum to 1");
+        assert_eq!(sample.policy.len(), sample.position.legal_moves().len());
+        let chances = sample.searched.expect("the teacher's chances");
+        assert!((chances.win + chances.draw + chances.loss - 1.0).abs() < 1e-3);
+    }
+    for step in [20, 40, 60] {
+        assert!(run.join(format!("checkpoints/step-{step:08}.safetensors")).exists());
+    }
+    // The student is an agent like any other: it loads with its rules in its metadata.
+    let (student, meta) = Network::load(&distillation.student_path(), tch::Device::Cpu).unwrap();
+    assert_eq!(student.config, config().student_config().unwrap());
+    let rules: Rules = serde_json::from_str(&meta["rules"]).unwrap();
+    assert_eq!((rules.width, rules.height), (8, 8));
+    assert_eq!(meta["distill_steps"], "60");
+
+    // Resumed without the config or the teacher: both come from the directory.
+    let recorder = Recorder::default();
+    let mut resumed = Distillation::open(&run, None, None).unwrap();
+    assert_eq!(resumed.state().steps, 60);
+    assert_eq!(resumed.state().teacher, teacher());
+    resumed.run(Some(80), &recorder).unwrap();
+    assert_eq!(*recorder.steps.borrow(), (61..=80).collect::<Vec<u64>>());
+    assert_eq!(recorder.rows.borrow().len(), 1);
+    assert!(resumed.state().positions > rows[2].positions && resumed.state().seconds > rows[2].seconds);
+    let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    assert_eq!(metrics.lines().count(), 5, "a header and the rows of steps 20, 40, 60, 80:\n{metrics}");
+    assert_eq!(read_samples(&run.join("held-out.bin"), &config().rules).unwrap(), held_out, "the held-out positions stay the same");
+}
+
+#[test]
+fn a_distillation_refuses_what_it_was_not_made_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("distill");
+    Distillation::open(&run, Some(&config()), Some(&teacher())).unwrap().run(Some(1), &Recorder::default()).unwrap();
+
+    let mut other = config();
+    other.run.steps = 99;
+    let error = Distillation::open(&run, Some(&other), None).err().expect("another config");
+    assert!(matches!(error, RunError::Incompatible { .. }), "{error}");
+    let crossings = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/crossings-blend-gen70.safetensors");
+    let error = Distillation::open(&run, None, Some(&crossings)).err().expect("another teacher");
+    assert!(error.to_string().contains("crossings-gen70"), "{error}");
+
+    let empty = dir.path().join("empty");
+    assert!(matches!(Distillation::open(&empty, Some(&config()), None).err(), Some(RunError::NoTeacher { .. })));
+    assert!(matches!(Distillation::open(&empty, None, Some(&teacher())).err(), Some(RunError::NoConfig { .. })));
+
+    let missing = dir.path().join("no-such-teacher.safetensors");
+    let error = Distillation::open(&empty, Some(&config()), Some(&missing)).err().expect("a missing teacher");
+    assert!(error.to_string().contains("no-such-teacher"), "{error}");
+
+    std::fs::write(run.join("state.json"), "{ not json").unwrap();
+    let error = Distillation::open(&run, None, None).err().expect("a corrupt state");
+    assert!(matches!(&error, RunError::Corrupt { path, .. } if path.ends_with("state.json")), "{error}");
+}
+
+#[test]
+fn broken_distillation_configs_are_refused_by_name() {
+    for (from, to, named) in [
+        ("temperature = 1.0", "temperature = 0.0", "games.temperature"),
+        ("window = 3000", "window = 8", "games.window"),
+        ("ply_cap = 150", "", "ply_cap"),
+        ("learning_rate = [[0, 0.003], [40, 0.001]]", "learning_rate = [[5, 0.003]]", "learning_rate"),
+        ("lockstep = 16", "lockstep = 0", "games.lockstep"),
+        ("steps = 60", "steps = 60\nsurprise = 1", "surprise"),
+    ] {
+        let text = CONFIG.replacen(from, to, 1);
+        let error = DistillConfig::parse(&text, "test config").err().unwrap_or_else(|| panic!("{to} is refused"));
+        assert!(error.to_string().contains(named), "{to}: {error}");
+    }
+}
