@@ -235,31 +235,40 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
 impl Distillation {
     /// Opens `dir`: resumes the distillation it holds (then `config`, if given, must be the one
     /// it was made with, and `teacher`, if given, the same file), or starts one there from
-    /// `config` and `teacher`.
-    pub fn open(dir: &Path, config: Option<&DistillConfig>, teacher: Option<&Path>) -> Result<Distillation, RunError> {
+    /// `config` and `teacher`. `device`, if given, overrides the config's for this invocation.
+    pub fn open(dir: &Path, config: Option<&DistillConfig>, teacher: Option<&Path>, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
         let state_path = dir.join("state.json");
         if state_path.exists() {
             let stored = DistillConfig::load(&dir.join("config.toml"))?;
-            if let Some(config) = config.filter(|c| **c != stored) {
-                let problem = format!("its config differs from the one given ({} steps, student {:?})", config.run.steps, config.network);
+            if let Some(given) = config.filter(|given| **given != stored) {
+                let sections = [
+                    ("run", given.run != stored.run),
+                    ("rules", given.rules != stored.rules),
+                    ("network", given.network != stored.network),
+                    ("training", given.training != stored.training),
+                    ("games", given.games != stored.games),
+                ];
+                let differing: Vec<&str> = sections.iter().filter(|(_, differs)| *differs).map(|(name, _)| *name).collect();
+                let problem = format!("the given config differs from it in [{}]", differing.join(", "));
                 return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
             }
             let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
             let state: DistillState = serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: state_path.clone(), problem: e.to_string() })?;
             if let Some(teacher) = teacher.filter(|t| *t != state.teacher) {
-                let problem = format!("it distils {}, not {}", state.teacher.display(), teacher.display());
-                return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
+                let problem = format!("{} distils {}, not this network", dir.display(), state.teacher.display());
+                return Err(RunError::Teacher { path: teacher.to_path_buf(), problem });
             }
-            return Distillation::resume(dir, stored, state);
+            return Distillation::resume(dir, stored, state, device);
         }
         let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
         let teacher = teacher.ok_or_else(|| RunError::NoTeacher { dir: dir.to_path_buf() })?;
-        Distillation::start(dir, config.clone(), teacher)
+        refuse_foreign_files(dir)?;
+        Distillation::start(dir, config.clone(), teacher, device)
     }
 
-    fn start(dir: &Path, config: DistillConfig, teacher_path: &Path) -> Result<Distillation, RunError> {
+    fn start(dir: &Path, config: DistillConfig, teacher_path: &Path, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
         configure_threads(config.run.threads);
-        let device = config.run.device.resolve()?;
+        let device = device.unwrap_or(config.run.device).resolve()?;
         let teacher = load_teacher(teacher_path, &config, device)?;
         let student = Network::new(&config.student_config()?, device, Some(config.run.seed))?;
         let optimizer = Optimizer::new(&student, optimizer_settings(&config));
@@ -269,9 +278,9 @@ impl Distillation {
         Ok(Distillation { dir: dir.to_path_buf(), config, state, teacher, student, optimizer, held_out: Vec::new(), rows: Vec::new() })
     }
 
-    fn resume(dir: &Path, config: DistillConfig, state: DistillState) -> Result<Distillation, RunError> {
+    fn resume(dir: &Path, config: DistillConfig, state: DistillState, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
         configure_threads(config.run.threads);
-        let device = config.run.device.resolve()?;
+        let device = device.unwrap_or(config.run.device).resolve()?;
         let teacher = load_teacher(&state.teacher, &config, device)?;
         let (student, _) = Network::load(&dir.join("student.safetensors"), device)?;
         if student.config != config.student_config()? {
@@ -427,6 +436,26 @@ impl Distillation {
         crate::util::write_atomically(&path, text.as_bytes()).map_err(io(&path))?;
         Ok(row)
     }
+}
+
+/// Refuses to start a distillation in a directory that holds anything but what a start that
+/// stopped before its first checkpoint leaves (its config, its held-out positions, an empty
+/// `checkpoints`): a training run given by mistake would lose its config.
+fn refuse_foreign_files(dir: &Path) -> Result<(), RunError> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    for entry in entries {
+        let path = entry.map_err(io(dir))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let ours = match name {
+            "config.toml" | "held-out.bin" => true,
+            "checkpoints" => std::fs::read_dir(&path).is_ok_and(|mut inside| inside.next().is_none()),
+            _ => false,
+        };
+        if !ours {
+            return Err(RunError::NotADistillation { dir: dir.to_path_buf(), found: name.to_string() });
+        }
+    }
+    Ok(())
 }
 
 /// The teacher in its number format for search, refused if it was trained for the other game

@@ -72,7 +72,7 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("distill");
     let recorder = Recorder::default();
-    let mut distillation = Distillation::open(&run, Some(&config()), Some(&teacher())).unwrap();
+    let mut distillation = Distillation::open(&run, Some(&config()), Some(&teacher()), None).unwrap();
     distillation.run(None, &recorder).unwrap();
 
     assert_eq!(*recorder.steps.borrow(), (1..=60).collect::<Vec<u64>>());
@@ -113,7 +113,7 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
 
     // Resumed without the config or the teacher: both come from the directory.
     let recorder = Recorder::default();
-    let mut resumed = Distillation::open(&run, None, None).unwrap();
+    let mut resumed = Distillation::open(&run, None, None, None).unwrap();
     assert_eq!(resumed.state().steps, 60);
     assert_eq!(resumed.state().teacher, teacher());
     resumed.run(Some(80), &recorder).unwrap();
@@ -129,26 +129,35 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
 fn a_distillation_refuses_what_it_was_not_made_with() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("distill");
-    Distillation::open(&run, Some(&config()), Some(&teacher())).unwrap().run(Some(1), &Recorder::default()).unwrap();
+    Distillation::open(&run, Some(&config()), Some(&teacher()), None).unwrap().run(Some(1), &Recorder::default()).unwrap();
 
     let mut other = config();
     other.run.steps = 99;
-    let error = Distillation::open(&run, Some(&other), None).err().expect("another config");
-    assert!(matches!(error, RunError::Incompatible { .. }), "{error}");
+    let error = Distillation::open(&run, Some(&other), None, None).err().expect("another config");
+    assert!(matches!(error, RunError::Incompatible { .. }) && error.to_string().contains("[run]"), "{error}");
     let crossings = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/crossings-blend-gen70.safetensors");
-    let error = Distillation::open(&run, None, Some(&crossings)).err().expect("another teacher");
-    assert!(error.to_string().contains("crossings-gen70"), "{error}");
+    let error = Distillation::open(&run, None, Some(&crossings), None).err().expect("another teacher");
+    assert!(matches!(error, RunError::Teacher { .. }) && error.to_string().contains("crossings-gen70"), "{error}");
 
     let empty = dir.path().join("empty");
-    assert!(matches!(Distillation::open(&empty, Some(&config()), None).err(), Some(RunError::NoTeacher { .. })));
-    assert!(matches!(Distillation::open(&empty, None, Some(&teacher())).err(), Some(RunError::NoConfig { .. })));
+    assert!(matches!(Distillation::open(&empty, Some(&config()), None, None).err(), Some(RunError::NoTeacher { .. })));
+    assert!(matches!(Distillation::open(&empty, None, Some(&teacher()), None).err(), Some(RunError::NoConfig { .. })));
+
+    // A training run's directory is not taken over: its config stays as it was.
+    let training_run = dir.path().join("training-run");
+    std::fs::create_dir_all(&training_run).unwrap();
+    std::fs::write(training_run.join("config.toml"), "a training run's config").unwrap();
+    std::fs::write(training_run.join("run.json"), "{}").unwrap();
+    let error = Distillation::open(&training_run, Some(&config()), Some(&teacher()), None).err().expect("a training run");
+    assert!(matches!(&error, RunError::NotADistillation { found, .. } if found == "run.json"), "{error}");
+    assert_eq!(std::fs::read_to_string(training_run.join("config.toml")).unwrap(), "a training run's config");
 
     let missing = dir.path().join("no-such-teacher.safetensors");
-    let error = Distillation::open(&empty, Some(&config()), Some(&missing)).err().expect("a missing teacher");
+    let error = Distillation::open(&empty, Some(&config()), Some(&missing), None).err().expect("a missing teacher");
     assert!(error.to_string().contains("no-such-teacher"), "{error}");
 
     std::fs::write(run.join("state.json"), "{ not json").unwrap();
-    let error = Distillation::open(&run, None, None).err().expect("a corrupt state");
+    let error = Distillation::open(&run, None, None, None).err().expect("a corrupt state");
     assert!(matches!(&error, RunError::Corrupt { path, .. } if path.ends_with("state.json")), "{error}");
 }
 

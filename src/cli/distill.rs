@@ -23,7 +23,7 @@ pub struct DistillArgs {
     /// the config's run.steps).
     #[arg(long)]
     pub steps: Option<u64>,
-    /// Overrides the config's device.
+    /// Overrides the config's device for this invocation.
     #[arg(long, value_enum)]
     pub device: Option<DeviceChoice>,
 }
@@ -46,11 +46,8 @@ impl DistillObserver for Progress {
 }
 
 pub fn distill(args: DistillArgs) -> anyhow::Result<()> {
-    let mut config = args.config.as_deref().map(DistillConfig::load).transpose()?;
-    if let (Some(config), Some(device)) = (config.as_mut(), args.device) {
-        config.run.device = device;
-    }
-    let mut distillation = Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref())?;
+    let config = args.config.as_deref().map(DistillConfig::load).transpose()?;
+    let mut distillation = Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref(), args.device)?;
     let goal = args.steps.unwrap_or(distillation.config().run.steps);
     let state = distillation.state();
     eprintln!("distilling {} into a {:?} student: step {} of {goal}", state.teacher.display(), distillation.config().network, state.steps);

@@ -161,6 +161,8 @@ pub enum RunError {
     Pretraining { source_run: PathBuf, problem: String },
     #[error("{dir} holds no distillation and no --teacher was given to start one")]
     NoTeacher { dir: PathBuf },
+    #[error("{dir} holds {found} but no state.json, so it is not a distillation; use another --run directory")]
+    NotADistillation { dir: PathBuf, found: String },
     #[error("teacher {path}: {problem}")]
     Teacher { path: PathBuf, problem: String },
 }
