@@ -161,6 +161,26 @@ fn a_distillation_refuses_what_it_was_not_made_with() {
     assert!(matches!(&error, RunError::Corrupt { path, .. } if path.ends_with("state.json")), "{error}");
 }
 
+/// The shipped distillation configs load, validate and come back unchanged from the config.toml
+/// a distillation saves (a resume given the same file compares the two).
+#[test]
+fn shipped_distillation_configs_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("distill-") && name.ends_with(".toml") {
+            let config = DistillConfig::load(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(DistillConfig::parse(&config.to_toml(), "saved").unwrap(), config, "{name}");
+            assert_eq!((config.rules.width, config.rules.height), (14, 12), "{name}");
+            names.push(name);
+        }
+    }
+    names.sort();
+    assert_eq!(names, ["distill-6x64-cpu.toml", "distill-6x64.toml"]);
+}
+
 #[test]
 fn broken_distillation_configs_are_refused_by_name() {
     for (from, to, named) in [
