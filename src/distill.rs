@@ -401,9 +401,9 @@ impl Distillation {
         (step_losses.policy, step_losses.value)
     }
 
-    /// Measures the student on the held-out positions and writes the checkpoint, the state and
-    /// the metrics, each atomically, the state last: a crash between them resumes from the
-    /// previous state and redoes the steps since.
+    /// Measures the student on the held-out positions and writes the checkpoint, the metrics and
+    /// the state, each atomically, the state last: a crash before it resumes with the new student
+    /// under the previous count of steps (the steps since counted twice, nothing lost).
     fn checkpoint(&mut self, policy_loss: f64, value_loss: f64) -> Result<DistillRow, RunError> {
         let held_out = held_out_losses(&self.student, &self.held_out, 1.0);
         let row = DistillRow {
