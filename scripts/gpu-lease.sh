@@ -9,11 +9,11 @@
 # state.json and the newest students (checkpoints/step-*) rather than generations:
 #   bash scripts/gpu-lease.sh 560 "$OUT" runs/distill-6x64 distill \
 #       --teacher models/gpu-8x96-sparring-ab-gen1.safetensors --config configs/distill-6x64.toml
-# The call brings back at most 8 files, so OUT gets the 4 newest checkpoints besides the three
-# text files. Killing the trainer at the deadline is safe: checkpoints are written and renamed
+# The call brings back at most 8 files, so OUT gets the 4 newest checkpoints besides the log and
+# the two text files a run or a distillation writes. Killing the trainer at the deadline is safe: checkpoints are written and renamed
 # whole, and a generation's finished games stay in its journal for `train --run RUN` to resume.
 set -uo pipefail  # not -e: a copy that fails must not stop the copying
-[ $# -ge 3 ] || { echo "usage: gpu-lease.sh SECONDS OUT RUN [TRAIN ARGS...]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: gpu-lease.sh SECONDS OUT RUN [distill] [ARGS...]" >&2; exit 2; }
 SECONDS_ALLOWED=$1 OUT=$2 RUN=$3
 shift 3
 COMMAND=train
