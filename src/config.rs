@@ -261,8 +261,14 @@ impl TrainingConfig {
     }
 
     pub fn learning_rate_at(&self, generation: u32) -> f64 {
-        self.learning_rate.iter().take_while(|(from, _)| *from <= generation).last().map_or(self.learning_rate[0].1, |(_, lr)| *lr)
+        rate_at(&self.learning_rate, generation)
     }
+}
+
+/// The rate of a schedule `[[from, rate], ...]` (sorted, not empty) at `at`: the last entry that
+/// has begun, or the first before any has.
+pub fn rate_at<T: PartialOrd + Copy>(schedule: &[(T, f64)], at: T) -> f64 {
+    schedule.iter().take_while(|(from, _)| *from <= at).last().map_or(schedule[0].1, |(_, rate)| *rate)
 }
 
 /// Rating games during training: every `every` generations the newest checkpoint plays the

@@ -17,7 +17,7 @@
 //! format) and `metrics.csv` (one row a checkpoint). It resumes from its last checkpoint; the
 //! window of positions it trained from lives in memory and is played afresh by the teacher.
 
-use crate::coach::{read_csv, write_csv, RunError};
+use crate::coach::{io, read_csv, write_csv, write_file, RunError};
 use crate::config::{ConfigError, NetworkConfig};
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator, Wdl};
@@ -81,7 +81,7 @@ pub struct DistillTrainingConfig {
 
 impl DistillTrainingConfig {
     pub fn learning_rate_at(&self, step: u64) -> f64 {
-        self.learning_rate.iter().take_while(|(from, _)| *from <= step).last().map_or(self.learning_rate[0].1, |(_, rate)| *rate)
+        crate::config::rate_at(&self.learning_rate, step)
     }
 }
 
@@ -228,10 +228,6 @@ fn optimizer_settings(config: &DistillConfig) -> OptimizerSettings {
     OptimizerSettings { kind: OptimizerKind::AdamW, momentum: 0.9, weight_decay: config.training.weight_decay }
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
-    move |source| RunError::Io { path: path.to_path_buf(), source }
-}
-
 impl Distillation {
     /// Opens `dir`: resumes the distillation it holds (then `config`, if given, must be the one
     /// it was made with, and `teacher`, if given, the same file), or starts one there from
@@ -273,7 +269,7 @@ impl Distillation {
         let student = Network::new(&config.student_config()?, device, Some(config.run.seed))?;
         let optimizer = Optimizer::new(&student, optimizer_settings(&config));
         std::fs::create_dir_all(dir.join("checkpoints")).map_err(io(dir))?;
-        crate::util::write_atomically(&dir.join("config.toml"), config.to_toml().as_bytes()).map_err(io(dir))?;
+        write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
         let state = DistillState { teacher: teacher_path.to_path_buf(), steps: 0, positions: 0, games: 0, seconds: 0.0 };
         Ok(Distillation { dir: dir.to_path_buf(), config, state, teacher, student, optimizer, held_out: Vec::new(), rows: Vec::new() })
     }
@@ -336,8 +332,7 @@ impl Distillation {
                 self.held_out.extend(kept);
                 if self.held_out.len() == self.config.games.held_out {
                     let bytes = replay::encode_chunk(&self.held_out, &self.config.rules);
-                    let path = self.dir.join("held-out.bin");
-                    crate::util::write_atomically(&path, &bytes).map_err(io(&path))?;
+                    write_file(&self.dir.join("held-out.bin"), &bytes)?;
                 }
             }
             if labelled.is_empty() {
@@ -431,9 +426,8 @@ impl Distillation {
         self.rows.retain(|r| r.step < row.step);
         self.rows.push(row.clone());
         write_csv(&self.dir.join("metrics.csv"), &self.rows)?;
-        let path = self.dir.join("state.json");
         let text = serde_json::to_string_pretty(&self.state).expect("state serialises");
-        crate::util::write_atomically(&path, text.as_bytes()).map_err(io(&path))?;
+        write_file(&self.dir.join("state.json"), text.as_bytes())?;
         Ok(row)
     }
 }

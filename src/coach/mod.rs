@@ -209,11 +209,11 @@ pub struct Run {
     opponents: Vec<OpponentRow>,
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
     move |source| RunError::Io { path: path.to_path_buf(), source }
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
     crate::util::write_atomically(path, bytes).map_err(io(path))
 }
 
