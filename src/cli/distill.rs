@@ -50,7 +50,15 @@ pub fn distill(args: DistillArgs) -> anyhow::Result<()> {
     let mut distillation = Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref(), args.device)?;
     let goal = args.steps.unwrap_or(distillation.config().run.steps);
     let state = distillation.state();
-    eprintln!("distilling {} into a {:?} student: step {} of {goal}", state.teacher.display(), distillation.config().network, state.steps);
+    let student = distillation.config().student_config()?;
+    let threats = if student.threats { ", with threat planes" } else { "" };
+    eprintln!(
+        "distilling {} into a student of {} blocks x {} channels{threats}: step {} of {goal}",
+        state.teacher.display(),
+        student.blocks,
+        student.channels,
+        state.steps
+    );
     let bar = LoggedBar::new(goal as usize, "{msg:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}");
     bar.set_message("distilling".into());
     bar.set_position(state.steps as usize);
