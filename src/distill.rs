@@ -10,11 +10,12 @@
 //! the one result of a game. Labels cost one teacher evaluation per position, the same
 //! evaluation that picks the move played, so no search is spent.
 //!
-//! A distillation directory holds `config.toml`, `state.json` (the teacher, the steps taken,
-//! the positions and games so far), `student.safetensors` and `optimizer.safetensors` (the
+//! A distillation directory holds `config.toml`, `state.json` (the teacher, the student's
+//! starting weights if they were not random, the steps taken, the positions and games so far), `student.safetensors` and `optimizer.safetensors` (the
 //! newest, written together at every checkpoint), `checkpoints/step-NNNNNNNN.safetensors`,
 //! `held-out.bin` (positions from the first games, never trained on, in the replay chunk
-//! format) and `metrics.csv` (one row a checkpoint). It resumes from its last checkpoint; the
+//! format) and `metrics.csv` (one row a checkpoint, and one for step 0: the student as it
+//! started, measured on the held-out positions as soon as they are played). It resumes from its last checkpoint; the
 //! window of positions it trained from lives in memory and is played afresh by the teacher.
 
 use crate::coach::{io, read_csv, write_csv, write_file, RunError};
@@ -176,6 +177,9 @@ impl DistillConfig {
 pub struct DistillState {
     /// The teacher's file, as given when the distillation began.
     pub teacher: PathBuf,
+    /// The network the student started from, when it did not start from random weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initialised_from: Option<PathBuf>,
     pub steps: u64,
     /// Positions the teacher labelled, held-out ones included.
     pub positions: u64,
@@ -187,7 +191,8 @@ pub struct DistillState {
 /// One checkpoint's measurements: the training batches' mean losses since the last checkpoint
 /// and the student's losses on the held-out positions. The losses are cross-entropies against the
 /// teacher's priors and chances, so the teacher's own entropies are their floors: the student
-/// matches the teacher exactly when its held-out losses reach them.
+/// matches the teacher exactly when its held-out losses reach them. Step 0's row measures the
+/// student as it started and has no training losses (NaN).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DistillRow {
     pub step: u64,
@@ -259,18 +264,34 @@ impl Distillation {
         let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
         let teacher = teacher.ok_or_else(|| RunError::NoTeacher { dir: dir.to_path_buf() })?;
         refuse_foreign_files(dir)?;
-        Distillation::start(dir, config.clone(), teacher, device)
+        Distillation::start(dir, config.clone(), teacher, None, device)
     }
 
-    fn start(dir: &Path, config: DistillConfig, teacher_path: &Path, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
+    /// Starts a distillation in `dir` whose student begins with the weights of `student`, a
+    /// network of the config's student size (the config's network may add the threat planes,
+    /// which start at zero), instead of random ones: a student distilled before goes on with a
+    /// new schedule, say the lower learning rates of a distillation that stopped early. The
+    /// optimiser starts afresh. Refused where `dir` holds a distillation already.
+    pub fn start_from(dir: &Path, config: &DistillConfig, teacher: &Path, student: &Path, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
+        if dir.join("state.json").exists() {
+            return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
+        }
+        refuse_foreign_files(dir)?;
+        Distillation::start(dir, config.clone(), teacher, Some(student), device)
+    }
+
+    fn start(dir: &Path, config: DistillConfig, teacher_path: &Path, init: Option<&Path>, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
         configure_threads(config.run.threads);
         let device = device.unwrap_or(config.run.device).resolve()?;
         let teacher = load_teacher(teacher_path, &config, device)?;
-        let student = Network::new(&config.student_config()?, device, Some(config.run.seed))?;
+        let mut student = Network::new(&config.student_config()?, device, Some(config.run.seed))?;
+        if let Some(init) = init {
+            student.init_from(&Network::load(init, device)?.0)?;
+        }
         let optimizer = Optimizer::new(&student, optimizer_settings(&config));
         std::fs::create_dir_all(dir.join("checkpoints")).map_err(io(dir))?;
         write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
-        let state = DistillState { teacher: teacher_path.to_path_buf(), steps: 0, positions: 0, games: 0, seconds: 0.0 };
+        let state = DistillState { teacher: teacher_path.to_path_buf(), initialised_from: init.map(Path::to_path_buf), steps: 0, positions: 0, games: 0, seconds: 0.0 };
         Ok(Distillation { dir: dir.to_path_buf(), config, state, teacher, student, optimizer, held_out: Vec::new(), rows: Vec::new() })
     }
 
@@ -309,8 +330,10 @@ impl Distillation {
         let goal = steps.unwrap_or(self.config.run.steps);
         let started = Instant::now();
         let seconds_before = self.state.seconds;
-        // A resumed distillation plays other games than the ones its first invocation played.
-        let mut rng = StdRng::seed_from_u64(self.config.run.seed ^ self.state.steps.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // A resumed distillation plays other games than the ones its first invocation played
+        // (by the positions labelled, not the steps: one resumed at step 0 must not play the
+        // held-out games again, into its training window).
+        let mut rng = StdRng::seed_from_u64(self.config.run.seed ^ self.state.positions.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut games: Vec<TeacherGame> = (0..self.config.games.lockstep).map(|_| TeacherGame::new(&self.config, rng.random())).collect();
         let mut window = ReplayBuffer::default();
         let mut chunk = 0u32;
@@ -333,6 +356,11 @@ impl Distillation {
                 if self.held_out.len() == self.config.games.held_out {
                     let bytes = replay::encode_chunk(&self.held_out, &self.config.rules);
                     write_file(&self.dir.join("held-out.bin"), &bytes)?;
+                    // Where the student starts, on the positions every later row is measured
+                    // on: for a student that starts from trained weights, the gap left to close.
+                    self.state.seconds = seconds_before + started.elapsed().as_secs_f64();
+                    let row = self.checkpoint(f64::NAN, f64::NAN)?;
+                    observer.checkpoint(&row);
                 }
             }
             if labelled.is_empty() {
@@ -419,6 +447,9 @@ impl Distillation {
         meta.insert("rules".into(), serde_json::to_string(&self.config.rules).expect("json"));
         meta.insert("distilled_from".into(), self.state.teacher.display().to_string());
         meta.insert("distill_steps".into(), self.state.steps.to_string());
+        if let Some(init) = &self.state.initialised_from {
+            meta.insert("distill_initialised_from".into(), init.display().to_string());
+        }
         meta.insert("program_version".into(), env!("CARGO_PKG_VERSION").into());
         self.student.save(&self.dir.join("checkpoints").join(format!("step-{:08}.safetensors", self.state.steps)), &meta)?;
         self.student.save(&self.dir.join("student.safetensors"), &meta)?;

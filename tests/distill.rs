@@ -77,7 +77,10 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
 
     assert_eq!(*recorder.steps.borrow(), (1..=60).collect::<Vec<u64>>());
     let rows = recorder.rows.borrow().clone();
-    assert_eq!(rows.iter().map(|r| r.step).collect::<Vec<_>>(), [20, 40, 60]);
+    assert_eq!(rows.iter().map(|r| r.step).collect::<Vec<_>>(), [0, 20, 40, 60]);
+    // Step 0 measures the random student before its first step: no training losses yet.
+    assert!(rows[0].policy_loss.is_nan() && rows[0].value_loss.is_nan(), "{:?}", rows[0]);
+    assert!(run.join("checkpoints/step-00000000.safetensors").exists());
     for row in &rows {
         // A cross-entropy is never below the target's own entropy (Gibbs' inequality): a
         // student "better than the teacher" would be a bug in the targets or the loss.
@@ -86,10 +89,11 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
         assert!((0.0..=1.0).contains(&row.top_move_agreement), "{row:?}");
         assert!(row.positions >= 64 && row.games > 0, "{row:?}");
     }
-    assert!(rows[2].held_out_policy_loss < rows[0].held_out_policy_loss - 0.05, "the student learns the priors: {rows:?}");
-    assert!(rows[2].held_out_value_loss < rows[0].held_out_value_loss, "and the values: {rows:?}");
-    assert_eq!(rows[0].learning_rate, 0.003);
-    assert_eq!(rows[2].learning_rate, 0.001);
+    assert!(rows[3].held_out_policy_loss < rows[1].held_out_policy_loss - 0.05, "the student learns the priors: {rows:?}");
+    assert!(rows[3].held_out_value_loss < rows[1].held_out_value_loss, "and the values: {rows:?}");
+    assert!(rows[1].held_out_policy_loss < rows[0].held_out_policy_loss, "from where it started: {rows:?}");
+    assert_eq!(rows[1].learning_rate, 0.003);
+    assert_eq!(rows[3].learning_rate, 0.001);
 
     // The held-out positions are the teacher's labels, kept on disk, never trained on.
     let held_out = read_samples(&run.join("held-out.bin"), &config().rules).unwrap();
@@ -119,10 +123,48 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
     resumed.run(Some(80), &recorder).unwrap();
     assert_eq!(*recorder.steps.borrow(), (61..=80).collect::<Vec<u64>>());
     assert_eq!(recorder.rows.borrow().len(), 1);
-    assert!(resumed.state().positions > rows[2].positions && resumed.state().seconds > rows[2].seconds);
+    assert!(resumed.state().positions > rows[3].positions && resumed.state().seconds > rows[3].seconds);
     let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
-    assert_eq!(metrics.lines().count(), 5, "a header and the rows of steps 20, 40, 60, 80:\n{metrics}");
+    assert_eq!(metrics.lines().count(), 6, "a header and the rows of steps 0, 20, 40, 60, 80:\n{metrics}");
     assert_eq!(read_samples(&run.join("held-out.bin"), &config().rules).unwrap(), held_out, "the held-out positions stay the same");
+}
+
+/// A student distilled before goes on in a new distillation: it starts with those weights (the
+/// same network measured on the same held-out positions gives the same losses at step 0), and
+/// only in a new directory, only from a network of the config's size.
+#[test]
+fn a_distillation_starts_from_a_student_distilled_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first");
+    let recorder = Recorder::default();
+    let mut distillation = Distillation::open(&first, Some(&config()), Some(&teacher()), None).unwrap();
+    distillation.run(Some(20), &recorder).unwrap();
+    let trained = recorder.rows.borrow()[1].clone();
+    assert_eq!(trained.step, 20);
+
+    // The same config and seed play the same first games, so the held-out positions are the same.
+    let second = dir.path().join("second");
+    let recorder = Recorder::default();
+    let mut continued = Distillation::start_from(&second, &config(), &teacher(), &distillation.student_path(), None).unwrap();
+    assert_eq!(continued.state().initialised_from.as_deref(), Some(distillation.student_path().as_path()));
+    continued.run(Some(1), &recorder).unwrap();
+    let started = recorder.rows.borrow()[0].clone();
+    assert_eq!(started.step, 0);
+    assert!((started.held_out_policy_loss - trained.held_out_policy_loss).abs() < 1e-4, "{started:?} {trained:?}");
+    assert!((started.held_out_value_loss - trained.held_out_value_loss).abs() < 1e-4, "{started:?} {trained:?}");
+    assert_eq!(started.top_move_agreement, trained.top_move_agreement);
+    let (_, meta) = Network::load(&continued.student_path(), tch::Device::Cpu).unwrap();
+    assert_eq!(meta["distill_initialised_from"], distillation.student_path().display().to_string());
+    // A resume keeps the record of where the student began.
+    let resumed = Distillation::open(&second, None, None, None).unwrap();
+    assert_eq!(resumed.state().initialised_from, continued.state().initialised_from);
+
+    let error = Distillation::start_from(&second, &config(), &teacher(), &distillation.student_path(), None).err().expect("a started directory");
+    assert!(matches!(error, RunError::AlreadyStarted { .. }), "{error}");
+    // The teacher is larger than the tiny student: refused, naming what does not fit.
+    let error = Distillation::start_from(&dir.path().join("third"), &config(), &teacher(), &teacher(), None).err().expect("another size");
+    assert!(error.to_string().contains("different size of network"), "{error}");
+    assert!(!dir.path().join("third/config.toml").exists(), "a refused start leaves nothing behind");
 }
 
 #[test]
@@ -178,7 +220,7 @@ fn shipped_distillation_configs_load() {
         }
     }
     names.sort();
-    assert_eq!(names, ["distill-6x64-cpu.toml", "distill-6x64.toml"]);
+    assert_eq!(names, ["distill-6x64-cpu-finish.toml", "distill-6x64-cpu.toml", "distill-6x64.toml"]);
 }
 
 #[test]

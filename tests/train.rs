@@ -1086,10 +1086,17 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
     let refused = Run::start_from(&dir.path().join("stones"), stones, &source_path).err().unwrap();
     assert!(matches!(refused, RunError::Net(NetError::Incompatible(_))), "{refused}");
     assert!(!dir.path().join("stones").exists(), "a refused start leaves no run directory behind");
-    let mut wider = with_threats;
+    let mut wider = with_threats.clone();
     wider.network.channels = Some(24);
     let refused = Run::start_from(&dir.path().join("wider"), wider, &source_path).err().unwrap();
     assert!(refused.to_string().contains("stem.conv.weight") || refused.to_string().contains("shape"), "{refused}");
+    // A deeper source would lend its first blocks and lose the rest unsaid.
+    let mut deeper = plain.clone();
+    deeper.network.blocks = Some(plain.net_config().unwrap().blocks + 1);
+    let deeper_path = dir.path().join("deeper.safetensors");
+    Network::new(&deeper.net_config().unwrap(), tch::Device::Cpu, Some(7)).unwrap().save(&deeper_path, &Default::default()).unwrap();
+    let refused = Run::start_from(&dir.path().join("shallower"), with_threats, &deeper_path).err().unwrap();
+    assert!(refused.to_string().contains("that this network lacks"), "{refused}");
 }
 
 /// A new run can begin with a network of another size trained on an earlier run's replay

@@ -19,6 +19,11 @@ pub struct DistillArgs {
     /// Distillation directory: created if new, resumed if it holds a distillation.
     #[arg(long)]
     pub run: PathBuf,
+    /// Starts a new distillation whose student begins with this network's weights instead of
+    /// random ones (a student of the config's size, distilled before); needs --teacher and
+    /// --config.
+    #[arg(long, value_name = "STUDENT")]
+    pub init_from: Option<PathBuf>,
     /// Optimiser steps the distillation should have taken when this invocation stops (default:
     /// the config's run.steps).
     #[arg(long)]
@@ -38,6 +43,13 @@ impl DistillObserver for Progress {
     }
 
     fn checkpoint(&self, r: &DistillRow) {
+        if r.step == 0 {
+            self.bar.println(format!(
+                "step       0: the student as it starts: held out {:.3} / {:.3} (the teacher's entropies {:.3} / {:.3}), top move agreed {:.1}%",
+                r.held_out_policy_loss, r.held_out_value_loss, r.teacher_entropy, r.teacher_value_entropy, 100.0 * r.top_move_agreement
+            ));
+            return;
+        }
         self.bar.println(format!(
             "step {:>7}: {} positions from {} games; policy / value loss {:.3} / {:.3}; held out {:.3} / {:.3} (the teacher's entropies {:.3} / {:.3}), top move agreed {:.1}%; {:.0} s",
             r.step, r.positions, r.games, r.policy_loss, r.value_loss, r.held_out_policy_loss, r.held_out_value_loss, r.teacher_entropy, r.teacher_value_entropy, 100.0 * r.top_move_agreement, r.seconds
@@ -47,13 +59,18 @@ impl DistillObserver for Progress {
 
 pub fn distill(args: DistillArgs) -> anyhow::Result<()> {
     let config = args.config.as_deref().map(DistillConfig::load).transpose()?;
-    let mut distillation = Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref(), args.device)?;
+    let mut distillation = match (&args.init_from, &config, &args.teacher) {
+        (None, _, _) => Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref(), args.device)?,
+        (Some(init), Some(config), Some(teacher)) => Distillation::start_from(&args.run, config, teacher, init, args.device)?,
+        (Some(_), _, _) => anyhow::bail!("--init-from starts a new distillation, which needs --teacher and --config"),
+    };
     let goal = args.steps.unwrap_or(distillation.config().run.steps);
     let state = distillation.state();
     let student = distillation.config().student_config()?;
     let threats = if student.threats { ", with threat planes" } else { "" };
+    let from = state.initialised_from.as_ref().map_or(String::new(), |init| format!(", starting from {}", init.display()));
     eprintln!(
-        "distilling {} into a student of {} blocks x {} channels{threats}: step {} of {goal}",
+        "distilling {} into a student of {} blocks x {} channels{threats}{from}: step {} of {goal}",
         state.teacher.display(),
         student.blocks,
         student.channels,

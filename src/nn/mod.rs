@@ -240,13 +240,19 @@ impl Network {
     /// the threat planes that `source` did not: their weights start at zero, so this network
     /// computes exactly what `source` did until training moves them. (The threat planes come
     /// after all other planes, so the other planes keep their channels.) A lead head that
-    /// `source` lacks keeps its fresh weights: search never reads it.
+    /// `source` lacks keeps its fresh weights: search never reads it. A `source` with tensors
+    /// this network lacks is refused too (a deeper network would otherwise lend its first
+    /// blocks), except a lead head this network does not have.
     pub fn init_from(&mut self, source: &Network) -> Result<(), NetError> {
         let incompatible = |problem: String| Err(NetError::Incompatible(problem));
         if source.config.stones != self.config.stones || (source.config.threats && !self.config.threats) {
             return incompatible(format!("it reads {:?}, this network {:?}", source.config.inputs(), self.config.inputs()));
         }
         let sources = source.vs.variables();
+        let ours = self.vs.variables();
+        if let Some(extra) = sources.keys().filter(|name| !ours.contains_key(*name) && !name.starts_with("lead.")).min() {
+            return incompatible(format!("it has a tensor {extra} that this network lacks (a different size of network?)"));
+        }
         tch::no_grad(|| {
             for (name, mut variable) in self.vs.variables() {
                 let Some(from) = sources.get(&name) else {
