@@ -11,12 +11,13 @@
 //! evaluation that picks the move played, so no search is spent.
 //!
 //! A distillation directory holds `config.toml`, `state.json` (the teacher, the student's
-//! starting weights if they were not random, the steps taken, the positions and games so far), `student.safetensors` and `optimizer.safetensors` (the
-//! newest, written together at every checkpoint), `checkpoints/step-NNNNNNNN.safetensors`,
-//! `held-out.bin` (positions from the first games, never trained on, in the replay chunk
-//! format) and `metrics.csv` (one row a checkpoint, and one for step 0: the student as it
-//! started, measured on the held-out positions as soon as they are played). It resumes from its last checkpoint; the
-//! window of positions it trained from lives in memory and is played afresh by the teacher.
+//! starting weights if they were not random, the steps taken, the positions and games so far),
+//! `student.safetensors` and `optimizer.safetensors` (the newest, written together at every
+//! checkpoint), `checkpoints/step-NNNNNNNN.safetensors`, `held-out.bin` (positions from the
+//! first games, never trained on, in the replay chunk format) and `metrics.csv` (one row a
+//! checkpoint, and one for step 0: the student as it started, measured on the held-out
+//! positions as soon as they are played). It resumes from its last checkpoint; the window of
+//! positions it trained from lives in memory and is played afresh by the teacher.
 
 use crate::coach::{io, read_csv, write_csv, write_file, RunError};
 use crate::config::{ConfigError, NetworkConfig};
