@@ -287,7 +287,7 @@ impl Distillation {
         let teacher = load_teacher(teacher_path, &config, device)?;
         let mut student = Network::new(&config.student_config()?, device, Some(config.run.seed))?;
         if let Some(init) = init {
-            student.init_from(&Network::load(init, device)?.0)?;
+            student.init_from_file(init)?;
         }
         let optimizer = Optimizer::new(&student, optimizer_settings(&config));
         std::fs::create_dir_all(dir.join("checkpoints")).map_err(io(dir))?;

@@ -163,7 +163,7 @@ fn a_distillation_starts_from_a_student_distilled_before() {
     assert!(matches!(error, RunError::AlreadyStarted { .. }), "{error}");
     // The teacher is larger than the tiny student: refused, naming what does not fit.
     let error = Distillation::start_from(&dir.path().join("third"), &config(), &teacher(), &teacher(), None).err().expect("another size");
-    assert!(error.to_string().contains("different size of network"), "{error}");
+    assert!(error.to_string().contains("different size of network") && error.to_string().contains("crossings-gen70"), "{error}");
     assert!(!dir.path().join("third/config.toml").exists(), "a refused start leaves nothing behind");
 }
 

@@ -1084,7 +1084,7 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
     let mut stones = with_threats.clone();
     stones.rules.stones = true;
     let refused = Run::start_from(&dir.path().join("stones"), stones, &source_path).err().unwrap();
-    assert!(matches!(refused, RunError::Net(NetError::Incompatible(_))), "{refused}");
+    assert!(matches!(refused, RunError::Net(NetError::Incompatible { .. })), "{refused}");
     assert!(!dir.path().join("stones").exists(), "a refused start leaves no run directory behind");
     let mut wider = with_threats.clone();
     wider.network.channels = Some(24);
@@ -1205,7 +1205,7 @@ fn a_trained_network_goes_on_with_another_runs_buffer() {
     wider.network.channels = Some(24);
     let pretraining = Pretraining { source_run: &source_dir, steps: 0, init: Some(&trained) };
     let refused = Run::start_pretrained(&dir.path().join("wider"), wider, pretraining, &Silent).err().unwrap();
-    assert!(matches!(refused, RunError::Net(NetError::Incompatible(_))), "{refused}");
+    assert!(matches!(refused, RunError::Net(NetError::Incompatible { .. })), "{refused}");
     assert!(!dir.path().join("wider").exists(), "a refused start leaves no run directory behind");
 }
 

@@ -258,7 +258,7 @@ impl Run {
         refuse_started(dir)?;
         let device = config.run.device.resolve()?;
         let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
-        network.init_from(&Network::load(init, device)?.0)?;
+        network.init_from_file(init)?;
         let info = serde_json::json!({ "initialised_from": init.display().to_string() });
         Run::create_with(dir, config, network, None, info)
     }
@@ -289,7 +289,7 @@ impl Run {
         let device = config.run.device.resolve()?;
         let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
         if let Some(init) = pretraining.init {
-            network.init_from(&Network::load(init, device)?.0)?;
+            network.init_from_file(init)?;
         }
         let mut optimizer = Optimizer::new(&network, config.training.optimizer_settings());
         let samples = buffer.len();

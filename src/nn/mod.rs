@@ -132,8 +132,9 @@ pub enum NetError {
     Missing { path: PathBuf, name: String },
     #[error("invalid network config: {0}")]
     Config(String),
-    #[error("cannot start from that network: {0}")]
-    Incompatible(String),
+    /// A network whose weights cannot start this one (`from` names it: its file, where known).
+    #[error("cannot start from {from}: {problem}")]
+    Incompatible { from: String, problem: String },
     #[error("libtorch: {0}")]
     Torch(#[from] tch::TchError),
 }
@@ -244,7 +245,7 @@ impl Network {
     /// this network lacks is refused too (a deeper network would otherwise lend its first
     /// blocks), except a lead head this network does not have.
     pub fn init_from(&mut self, source: &Network) -> Result<(), NetError> {
-        let incompatible = |problem: String| Err(NetError::Incompatible(problem));
+        let incompatible = |problem: String| Err(NetError::Incompatible { from: "that network".into(), problem });
         if source.config.stones != self.config.stones || (source.config.threats && !self.config.threats) {
             return incompatible(format!("it reads {:?}, this network {:?}", source.config.inputs(), self.config.inputs()));
         }
@@ -272,6 +273,15 @@ impl Network {
                 }
             }
             Ok(())
+        })
+    }
+
+    /// [`Network::init_from`] the network in the file at `path`, which an error names.
+    pub fn init_from_file(&mut self, path: &Path) -> Result<(), NetError> {
+        let (source, _) = Network::load(path, self.device())?;
+        self.init_from(&source).map_err(|error| match error {
+            NetError::Incompatible { problem, .. } => NetError::Incompatible { from: path.display().to_string(), problem },
+            other => other,
         })
     }
 
