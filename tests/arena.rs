@@ -304,7 +304,7 @@ fn player_specs_parse_and_name_their_errors() {
 /// the matches' own scores. Files that are not matches on the same openings are refused by name.
 #[test]
 fn matches_on_the_same_openings_compare_round_by_round() {
-    use epaminondas::arena::paired::{compare, PairingError};
+    use epaminondas::arena::paired::{compare, compare_pooled, pool, MatchRounds, PairingError};
     let (random, greedy): (PlayerSpec, PlayerSpec) = ("random".parse().unwrap(), "greedy".parse().unwrap());
     let strong = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
     let even = play_match(&greedy, &greedy, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
@@ -329,7 +329,7 @@ fn matches_on_the_same_openings_compare_round_by_round() {
     // Another seed plays other openings: nothing to pair.
     let other_seed = MatchSettings { seed: 10, ..settings(12, 2) };
     let other = play_match(&random, &random, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
-    assert!(matches!(compare(&records(&strong.games), &records(&other.games)), Err(PairingError::OtherOpening { round: 1 })));
+    assert!(matches!(compare(&records(&strong.games), &records(&other.games)), Err(PairingError::OtherOpening { pair: 1, round: 1 })));
     // A record that is no match game, and a file holding two matches.
     let mut untagged = records(&strong.games);
     untagged[3].extra.retain(|(key, _)| key != "Round");
@@ -340,4 +340,54 @@ fn matches_on_the_same_openings_compare_round_by_round() {
     let refused = compare(&records(&even.games), &mixed).unwrap_err();
     assert!(refused.to_string().contains("record 7 of the second file") && refused.to_string().contains("one match"), "{refused}");
     assert!(matches!(compare(&records(&strong.games[..1]), &records(&even.games)), Err(PairingError::TooFewRounds(1))));
+
+    // Pairs of matches on other openings pool into one comparison, every round of each pair one
+    // difference; the pairs need not share openings, each side must be of one pair of players.
+    let strong_again = play_match(&greedy, &random, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
+    let even_again = play_match(&greedy, &greedy, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
+    let (strong_records, strong_again_records) = (records(&strong.games), records(&strong_again.games[..10]));
+    let firsts = pool(&[("seed 9", &strong_records), ("seed 10", &strong_again_records)]).unwrap();
+    let (even_records, even_again_records) = (records(&even.games), records(&even_again.games));
+    let seconds = pool(&[("seed 9", &even_records), ("seed 10", &even_again_records)]).unwrap();
+    let pooled = compare_pooled(&firsts, &seconds).unwrap();
+    let pairs = strong.games.iter().zip(&even.games).chain(strong_again.games[..10].iter().zip(&even_again.games));
+    let differences: Vec<f64> = pairs.map(|(a, b)| a.a_score - b.a_score).collect();
+    let n = differences.len() as f64;
+    let mean = differences.iter().sum::<f64>() / n;
+    let sd = (differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    assert_eq!((pooled.rounds, pooled.unpaired), (22, 2));
+    assert!((pooled.difference - mean).abs() < 1e-12, "{pooled:?}");
+    assert!((pooled.half_width - 1.959_963_984_540_054 * sd / n.sqrt()).abs() < 1e-12, "{pooled:?}");
+    // A pooled side's games are each file's, with A's colour as the match gave it.
+    let scores: Vec<(bool, f64)> = firsts.iter().flat_map(MatchRounds::scores).collect();
+    let played: Vec<(bool, f64)> = strong.games.iter().chain(&strong_again.games[..10]).map(|g| (g.a_is_white, g.a_score)).collect();
+    assert_eq!(scores, played);
+    // The seconds swapped in among the firsts: other players, refused naming the file.
+    let refused = pool(&[("seed 9", &strong_records), ("even.txt", &even_records)]).err().expect("other players");
+    assert!(matches!(&refused, PairingError::OtherPlayers { file, .. } if file == "even.txt") && refused.to_string().contains("greedy against greedy"), "{refused}");
+    // Pairs on other openings than each other's are still refused, naming the pair.
+    let crossed = compare_pooled(&firsts, &pool(&[("seed 10", &even_again_records), ("seed 9", &even_records)]).unwrap());
+    assert!(matches!(crossed, Err(PairingError::OtherOpening { pair: 1, round: 1 })));
+}
+
+/// `tally` and `compare` on the shipped records of the default agent and its teacher against
+/// alphabeta: the pooled results the README quotes.
+#[test]
+fn shipped_records_tally_and_compare_as_the_readme_says() {
+    use std::path::Path;
+    let records = |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/records").join(name);
+    let run = |args: &[&Path]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(args).output().unwrap();
+        (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr))
+    };
+    let student = |seed: u32| records(&format!("distill-6x64-gpu-step26000-ab-seed{seed}.txt"));
+    let teacher = |seed: u32| records(&format!("gpu-8x96-sparring-ab-gen1-ab-seed{seed}.txt"));
+    let (ok, out) = run(&[Path::new("tally"), &student(13), &student(14), &student(15)]);
+    assert!(ok && out.contains("300 games in 3 file(s)") && out.contains("+161 =13 -126, score 0.558") && out.contains("score 50.3% to 61.3%"), "{out}");
+    let (ok, out) = run(&[Path::new("compare"), &student(13), &teacher(13), &student(14), &teacher(14)]);
+    assert!(ok && out.contains("200 rounds on the same openings of 2 pairs of files") && out.contains("+3.0 points a game +/- 8.8"), "{out}");
+    let (ok, out) = run(&[Path::new("tally"), &student(13), &teacher(13)]);
+    assert!(!ok && out.contains("pooled matches must be of the same players"), "{out}");
+    let (ok, out) = run(&[Path::new("compare"), &student(13), &teacher(13), &student(14)]);
+    assert!(!ok && out.contains("in pairs"), "{out}");
 }

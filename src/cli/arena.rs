@@ -3,6 +3,7 @@
 use super::rules_cmds::{parse_size, parse_symmetry};
 use crate::arena::elo::{format_elo, Sprt, SprtVerdict, Tally};
 use crate::arena::ratings::{self, RatedGame};
+use crate::arena::paired::{self, MatchRounds};
 use crate::arena::{continue_match, games_from_records, play_match, GameResult, MatchSettings};
 use crate::game::{GameRecord, Rules, SymmetryRule};
 use crate::nn::{configure_threads, DeviceChoice};
@@ -320,28 +321,68 @@ pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// Records of the first match (`match --records`).
-    pub first: PathBuf,
-    /// Records of the second, played with the same seed, games and opening plies.
-    pub second: PathBuf,
+    /// Records of two matches (`match --records`) played with the same seed, games and opening
+    /// plies: the first candidate's, then the second's. More such pairs (other seeds) pool into
+    /// one comparison: FIRST SECOND FIRST SECOND ...
+    #[arg(required = true, num_args = 2.., value_name = "RECORDS")]
+    pub files: Vec<PathBuf>,
+}
+
+fn read_records(path: &Path) -> anyhow::Result<Vec<GameRecord>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    GameRecord::parse_all(&text).with_context(|| format!("cannot read the records in {}", path.display()))
+}
+
+/// Each file's records, read as one match's and pooled (see [`paired::pool`]).
+fn read_matches(paths: &[&PathBuf]) -> anyhow::Result<Vec<MatchRounds>> {
+    let records = paths.iter().map(|path| read_records(path)).collect::<anyhow::Result<Vec<_>>>()?;
+    let names: Vec<String> = paths.iter().map(|path| path.display().to_string()).collect();
+    let files: Vec<(&str, &[GameRecord])> = names.iter().map(String::as_str).zip(records.iter().map(Vec::as_slice)).collect();
+    Ok(paired::pool(&files)?)
 }
 
 /// `compare`: the first players (A of `match A B`) of two matches on the same openings,
-/// paired round by round.
+/// paired round by round; or of several such pairs, pooled.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
-    let read = |path: &Path| -> anyhow::Result<Vec<GameRecord>> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        GameRecord::parse_all(&text).with_context(|| format!("cannot read the records in {}", path.display()))
-    };
-    let (first, second) = (read(&args.first)?, read(&args.second)?);
-    let comparison = crate::arena::paired::compare(&first, &second).with_context(|| format!("cannot pair {} with {}", args.first.display(), args.second.display()))?;
+    if args.files.len() % 2 != 0 {
+        anyhow::bail!("compare takes records in pairs (FIRST SECOND, then more pairs), not {} files", args.files.len());
+    }
+    let firsts = read_matches(&args.files.iter().step_by(2).collect::<Vec<_>>())?;
+    let seconds = read_matches(&args.files.iter().skip(1).step_by(2).collect::<Vec<_>>())?;
+    let comparison = paired::compare_pooled(&firsts, &seconds).context("cannot pair the files")?;
     let points = |share: f64| 100.0 * share;
-    println!("{} rounds on the same openings in both files", comparison.rounds);
+    let pairs = if firsts.len() > 1 { format!(" of {} pairs of files", firsts.len()) } else { " in both files".into() };
+    println!("{} rounds on the same openings{pairs}", comparison.rounds);
     println!("  first:  {} against {} scored {:.1}%", comparison.players.0, comparison.opponents.0, points(comparison.scores.0));
     println!("  second: {} against {} scored {:.1}%", comparison.players.1, comparison.opponents.1, points(comparison.scores.1));
     println!("  first - second: {:+.1} points a game +/- {:.1} (95% interval, paired by round)", points(comparison.difference), points(comparison.half_width));
     if comparison.unpaired > 0 {
         println!("  {} round(s) in one file only were left out", comparison.unpaired);
     }
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct TallyArgs {
+    /// Records of matches between the same two players (`match A B --records`, any seeds).
+    #[arg(required = true, num_args = 1.., value_name = "RECORDS")]
+    pub files: Vec<PathBuf>,
+}
+
+/// `tally`: matches of the same two players pooled, as `match` reports one.
+pub fn tally(args: TallyArgs) -> anyhow::Result<()> {
+    let matches = read_matches(&args.files.iter().collect::<Vec<_>>())?;
+    let scores = || matches.iter().flat_map(MatchRounds::scores);
+    let total: Tally = scores().map(|(_, score)| score).collect();
+    let by_colour = |white: bool| -> Tally { scores().filter(|(a_white, _)| *a_white == white).map(|(_, score)| score).collect() };
+    let (a, b) = &matches[0].players;
+    println!("{a} vs {b}: {} games in {} file(s)", total.games(), matches.len());
+    for (path, one) in args.files.iter().zip(&matches) {
+        println!("  {}: {}", path.display(), describe(&one.scores().map(|(_, score)| score).collect()));
+    }
+    let (low, high) = total.score_interval();
+    println!("  {a}: {} (95% interval; score {:.1}% to {:.1}%)", describe(&total), 100.0 * low, 100.0 * high);
+    println!("  as White: {}", describe(&by_colour(true)));
+    println!("  as Black: {}", describe(&by_colour(false)));
     Ok(())
 }

@@ -34,8 +34,12 @@ pub enum Command {
     /// Plays a round robin and fits ratings by maximum likelihood (with a first-move term).
     Tournament(arena::TournamentArgs),
     /// Compares two matches played on the same openings (same seed and games) round by round:
-    /// each one's first player's score and their difference with a 95% interval.
+    /// each one's first player's score and their difference with a 95% interval; several such
+    /// pairs pool into one comparison.
     Compare(arena::CompareArgs),
+    /// Pools matches of the same two players (other seeds, say) into one score and Elo with a
+    /// 95% interval, as a single match reports it.
+    Tally(arena::TallyArgs),
     /// Draws a run's progress (Elo against time and games, losses, game length) as SVG, or
     /// compares the Elo curves of several runs.
     Plot(PlotArgs),
@@ -78,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Match(args) => arena::run_match(args),
         Command::Tournament(args) => arena::tournament(args),
         Command::Compare(args) => arena::compare(args),
+        Command::Tally(args) => arena::tally(args),
         Command::Plot(args) => {
             let path = match args.runs.as_slice() {
                 [run] => crate::plot::plot_run(run, args.out.as_deref())?,
