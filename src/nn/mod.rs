@@ -255,7 +255,7 @@ impl Network {
             return incompatible(format!("it has a tensor {extra} that this network lacks (a different size of network?)"));
         }
         tch::no_grad(|| {
-            for (name, mut variable) in self.vs.variables() {
+            for (name, mut variable) in ours {
                 let Some(from) = sources.get(&name) else {
                     if name.starts_with("lead.") && !source.config.leads {
                         continue;
