@@ -803,6 +803,8 @@ fn positions_of_a_game() -> Vec<epaminondas::evaluator::EvalRequest> {
     requests
 }
 
+/// A bf16 copy for search computes nearly what its network does, in its own number format and
+/// channels-last on the CPU, leaves the network as it was, and saves its own values in f32.
 #[test]
 fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
     use epaminondas::evaluator::Evaluator;
@@ -812,6 +814,7 @@ fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
     let before = network.evaluate(&requests);
     let mut copy = network.inference_copy(Precision::Bf16).unwrap();
     assert_eq!((network.kind(), copy.kind()), (tch::Kind::Float, tch::Kind::BFloat16));
+    assert!(convolutions_channels_last(&copy) && !convolutions_channels_last(&network));
     assert_eq!(Precision::F32.resolve(tch::Device::Cpu), tch::Kind::Float);
     assert_eq!(Precision::Auto.resolve(tch::Device::Cuda(0)), tch::Kind::Float);
     let rounded = copy.evaluate(&requests);
@@ -838,20 +841,22 @@ fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
     assert_eq!(copy.try_clone().unwrap().kind(), tch::Kind::BFloat16);
 }
 
+/// Whether a medium network's convolutions (4-d weights reading more than one channel) are all
+/// laid out channels-last: the channel dimension has stride 1.
+fn convolutions_channels_last(network: &Network) -> bool {
+    let convolutions: Vec<tch::Tensor> = network.vs.variables().into_values().filter(|v| v.dim() == 4 && v.size()[1] > 1).collect();
+    assert!(convolutions.len() > 10, "the medium network has more convolutions than {}", convolutions.len());
+    convolutions.iter().all(|v| v.stride()[1] == 1)
+}
+
 /// An f32 copy for search on the CPU stores its convolution weights channels-last (faster to
-/// evaluate there) and still computes what its network does, saves the usual layout, and keeps
-/// its layout when cloned.
+/// evaluate there; a bf16 copy too, checked above) and still computes what its network does,
+/// saves the usual layout, and keeps its layout when cloned.
 #[test]
 fn an_f32_copy_for_search_is_laid_out_channels_last() {
     use epaminondas::evaluator::Evaluator;
     use epaminondas::nn::Precision;
-    // The convolutions (4-d weights reading more than one channel) and whether they are all
-    // channels-last: the channel dimension has stride 1.
-    let channels_last = |network: &Network| {
-        let convolutions: Vec<tch::Tensor> = network.vs.variables().into_values().filter(|v| v.dim() == 4 && v.size()[1] > 1).collect();
-        assert!(convolutions.len() > 10, "the medium network has more convolutions than {}", convolutions.len());
-        convolutions.iter().all(|v| v.stride()[1] == 1)
-    };
+    let channels_last = convolutions_channels_last;
     let mut network = medium_agent();
     let requests = positions_of_a_game();
     let mut copy = network.inference_copy(Precision::F32).unwrap();

@@ -49,9 +49,10 @@ pub enum Precision {
     Bf16,
     /// bf16 on a CPU with AMX's bf16 tiles (the newer Xeons), where oneDNN runs the shipped
     /// agents 1.9-2.7 times faster than f32 at batch 8 and 2.8-3.7 times at batch 64
-    /// (`examples/precision.rs`); f32 anywhere else, AVX512-BF16 without AMX included, where
-    /// bf16 ran the 8x96 agent at 0.59 times f32's speed. On CUDA it is f32 for now: bf16
-    /// there has not been measured.
+    /// (`examples/precision.rs`), and on an AMD CPU with AVX512-BF16 (Zen 4 and 5), where a
+    /// Zen 5 ran them 1.5-1.6 times faster at batch 8, both channels-last. f32 anywhere else,
+    /// an Intel CPU with AVX512-BF16 but no AMX included, where bf16 ran the 8x96 agent at
+    /// 0.59 times f32's speed. On CUDA it is f32 for now: bf16 there has not been measured.
     #[default]
     Auto,
 }
@@ -68,30 +69,16 @@ impl Precision {
     }
 }
 
-/// Whether bf16 pays on this CPU: it needs AMX-BF16, enabled by the operating system. Without
-/// bf16 instructions libtorch emulates bf16, several times slower than f32; with AVX512-BF16
-/// alone oneDNN's bf16 convolutions still lost to f32 (364 against 622 evaluations a second for
-/// the 8x96 agent at batch 64, `epaminondas bench --precision`; README, Performance).
+/// Whether bf16 pays on this CPU. It needs AMX-BF16 enabled by the operating system, or an
+/// AMD CPU with AVX512-BF16. Without bf16 instructions libtorch emulates bf16, several times
+/// slower than f32. With AVX512-BF16 alone it depends on the core: on an Intel Xeon without
+/// AMX oneDNN's bf16 convolutions lost to f32 (364 against 622 evaluations a second for the
+/// 8x96 agent at batch 64, `epaminondas bench --precision`), on a Zen 5 EPYC they won (808
+/// against 497 at batch 8 on one core, channels-last both; README, Performance).
 fn cpu_has_fast_bf16() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{__cpuid_count, __get_cpuid_max, _xgetbv};
-        // std's detection of AMX is still unstable, so read CPUID: leaf 7 EDX bit 22 is
-        // AMX-BF16, leaf 1 ECX bit 27 says the OS manages extended state with XSAVE.
-        if __get_cpuid_max(0).0 < 7 {
-            return false;
-        }
-        let amx_bf16 = __cpuid_count(7, 0).edx & (1 << 22) != 0;
-        let os_xsave = __cpuid_count(1, 0).ecx & (1 << 27) != 0;
-        if !(amx_bf16 && os_xsave) {
-            return false;
-        }
-        // SAFETY: XGETBV is available whenever the OS has set CR4.OSXSAVE, checked just above.
-        let enabled_state = unsafe { _xgetbv(0) };
-        // XCR0 bits 17 and 18: the OS saves the tile configuration and tile data, so programs
-        // may use AMX.
-        let amx_state = 0b11 << 17;
-        enabled_state & amx_state == amx_state
+        cpu_has_amx_bf16() || (cpu_is_amd() && std::arch::is_x86_feature_detected!("avx512bf16"))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -99,14 +86,48 @@ fn cpu_has_fast_bf16() -> bool {
     }
 }
 
-/// Linux lists `amx_bf16` among a CPU's flags only when the CPU has it and the kernel has
-/// enabled its state, the two things `cpu_has_fast_bf16` reads for itself.
+/// AMX's bf16 tiles, usable: the CPU has them and the OS saves their state.
+#[cfg(target_arch = "x86_64")]
+fn cpu_has_amx_bf16() -> bool {
+    use std::arch::x86_64::{__cpuid_count, __get_cpuid_max, _xgetbv};
+    // std's detection of AMX is still unstable, so read CPUID: leaf 7 EDX bit 22 is
+    // AMX-BF16, leaf 1 ECX bit 27 says the OS manages extended state with XSAVE.
+    if __get_cpuid_max(0).0 < 7 {
+        return false;
+    }
+    let amx_bf16 = __cpuid_count(7, 0).edx & (1 << 22) != 0;
+    let os_xsave = __cpuid_count(1, 0).ecx & (1 << 27) != 0;
+    if !(amx_bf16 && os_xsave) {
+        return false;
+    }
+    // SAFETY: XGETBV is available whenever the OS has set CR4.OSXSAVE, checked just above.
+    let enabled_state = unsafe { _xgetbv(0) };
+    // XCR0 bits 17 and 18: the OS saves the tile configuration and tile data, so programs
+    // may use AMX.
+    let amx_state = 0b11 << 17;
+    enabled_state & amx_state == amx_state
+}
+
+/// CPUID leaf 0 names the vendor in EBX, EDX, ECX: "AuthenticAMD".
+#[cfg(target_arch = "x86_64")]
+fn cpu_is_amd() -> bool {
+    let leaf = std::arch::x86_64::__cpuid(0);
+    [leaf.ebx, leaf.edx, leaf.ecx].iter().flat_map(|word| word.to_le_bytes()).eq(*b"AuthenticAMD")
+}
+
+/// Linux lists `amx_bf16` and `avx512_bf16` among a CPU's flags only when the CPU has them
+/// and the kernel has enabled their state, and names the vendor: what `cpu_has_fast_bf16`
+/// reads for itself.
 #[cfg(all(test, target_os = "linux", target_arch = "x86_64"))]
 #[test]
 fn fast_bf16_agrees_with_the_kernel() {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
-    let flags = cpuinfo.lines().find(|line| line.starts_with("flags")).expect("a flags line");
-    let kernel_says = flags.split_whitespace().any(|flag| flag == "amx_bf16");
+    let field = |name: &str| cpuinfo.lines().find(|line| line.starts_with(name)).unwrap_or_else(|| panic!("a {name} line"));
+    let flags = field("flags");
+    let has = |wanted: &str| flags.split_whitespace().any(|flag| flag == wanted);
+    let amd = field("vendor_id").ends_with("AuthenticAMD");
+    assert_eq!(cpu_is_amd(), amd);
+    let kernel_says = has("amx_bf16") || (amd && has("avx512_bf16"));
     assert_eq!(cpu_has_fast_bf16(), kernel_says, "{flags}");
 }
 
@@ -186,7 +207,7 @@ impl Network {
             Kind::BFloat16 => self.vs.bfloat16(),
             _ => self.vs.float(),
         }
-        if self.kind == Kind::Float && self.device() == Device::Cpu {
+        if self.device() == Device::Cpu {
             self.lay_out_channels_last();
         }
         self
@@ -195,10 +216,10 @@ impl Network {
     /// Stores the convolution weights channels-last (NHWC in memory), which makes libtorch run
     /// every convolution of the tower, and so its activations, in that layout. On an AVX2 CPU
     /// (a 2-core AMD EPYC) that evaluates the shipped agents 6-24% faster in f32 at batches
-    /// 1-64 on one core (`examples/layout.rs`). Training gained less and less surely (0.93-1.12
-    /// times from run to run), so a network that trains keeps the usual layout; so does bf16,
-    /// which has not been measured this way on a CPU with bf16 instructions. Files are written
-    /// in the usual layout. (Public so that `examples/layout.rs` times this very change on a
+    /// 1-64 on one core (`examples/layout.rs`); on a Zen 5 EPYC bf16 gains 13-43% from it
+    /// (`examples/precision.rs`). Training gained less and less surely (0.93-1.12 times from
+    /// run to run), so a network that trains keeps the usual layout. Files are written in the
+    /// usual layout. (Public so that `examples/layout.rs` times this very change on a
     /// network that trains.)
     pub fn lay_out_channels_last(&mut self) {
         tch::no_grad(|| {
