@@ -856,17 +856,16 @@ fn convolutions_channels_last(network: &Network) -> bool {
 fn an_f32_copy_for_search_is_laid_out_channels_last() {
     use epaminondas::evaluator::Evaluator;
     use epaminondas::nn::Precision;
-    let channels_last = convolutions_channels_last;
     let mut network = medium_agent();
     let requests = positions_of_a_game();
     let mut copy = network.inference_copy(Precision::F32).unwrap();
     assert_eq!(copy.kind(), tch::Kind::Float);
-    assert!(channels_last(&copy) && !channels_last(&network));
+    assert!(convolutions_channels_last(&copy) && !convolutions_channels_last(&network));
     for (usual, searching) in network.evaluate(&requests).iter().zip(&copy.evaluate(&requests)) {
         let prior_gap = usual.priors.iter().zip(&searching.priors).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(prior_gap < 1e-4 && (usual.value - searching.value).abs() < 1e-4, "a prior moved by {prior_gap}, the value by {}", usual.value - searching.value);
     }
-    assert!(channels_last(&copy.try_clone().unwrap()));
+    assert!(convolutions_channels_last(&copy.try_clone().unwrap()));
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("searching.safetensors");
@@ -876,7 +875,7 @@ fn an_f32_copy_for_search_is_laid_out_channels_last() {
     for (name, tensor) in saved.vs.variables() {
         assert!(tensor.equal(&usual[&name]), "{name} was saved with other values");
     }
-    assert!(!channels_last(&saved));
+    assert!(!convolutions_channels_last(&saved));
 }
 
 /// Every shipped training config loads and validates, names the board it is for, and comes back

@@ -49,10 +49,11 @@ pub enum Precision {
     Bf16,
     /// bf16 on a CPU with AMX's bf16 tiles (the newer Xeons), where oneDNN runs the shipped
     /// agents 1.9-2.7 times faster than f32 at batch 8 and 2.8-3.7 times at batch 64
-    /// (`examples/precision.rs`), and on an AMD CPU with AVX512-BF16 (Zen 4 and 5), where a
-    /// Zen 5 ran them 1.5-1.6 times faster at batch 8, both channels-last. f32 anywhere else,
-    /// an Intel CPU with AVX512-BF16 but no AMX included, where bf16 ran the 8x96 agent at
-    /// 0.59 times f32's speed. On CUDA it is f32 for now: bf16 there has not been measured.
+    /// (`examples/precision.rs`), and on an AMD CPU with AVX512-BF16 (Zen 4, not measured, and
+    /// Zen 5), where a Zen 5 ran them 1.5-1.6 times faster at batch 8, both channels-last. f32
+    /// anywhere else, an Intel CPU with AVX512-BF16 but no AMX included, where bf16 ran the
+    /// 8x96 agent at 0.59 times f32's speed. On CUDA it is f32 for now: bf16 there has not been
+    /// measured.
     #[default]
     Auto,
 }
@@ -216,7 +217,7 @@ impl Network {
     /// Stores the convolution weights channels-last (NHWC in memory), which makes libtorch run
     /// every convolution of the tower, and so its activations, in that layout. On an AVX2 CPU
     /// (a 2-core AMD EPYC) that evaluates the shipped agents 6-24% faster in f32 at batches
-    /// 1-64 on one core (`examples/layout.rs`); on a Zen 5 EPYC bf16 gains 13-43% from it
+    /// 1-64 on one core (`examples/layout.rs`); on a Zen 5 EPYC bf16 gains 8-42% from it
     /// (`examples/precision.rs`). Training gained less and less surely (0.93-1.12 times from
     /// run to run), so a network that trains keeps the usual layout. Files are written in the
     /// usual layout. (Public so that `examples/layout.rs` times this very change on a
