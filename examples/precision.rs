@@ -33,7 +33,7 @@ fn main() {
     // The copies for search are channels-last; the usual layout is the loaded network's, so
     // the bf16 one in the usual layout is converted by hand.
     let (searching_f32, bf16_nhwc) = (f32_net.inference_copy(Precision::F32).unwrap(), f32_net.inference_copy(Precision::Bf16).unwrap());
-    let mut bf16_net = Network::load(std::path::Path::new(path), tch::Device::Cpu).unwrap().0;
+    let mut bf16_net = f32_net.try_clone().unwrap();
     bf16_net.vs.bfloat16();
     let positions = sample_positions(Rules::default(), 256, 1);
     let refs: Vec<&Position> = positions.iter().collect();
