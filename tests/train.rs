@@ -850,8 +850,9 @@ fn convolutions_channels_last(network: &Network) -> bool {
 }
 
 /// An f32 copy for search on the CPU stores its convolution weights channels-last (faster to
-/// evaluate there; a bf16 copy too, checked above) and still computes what its network does,
-/// saves the usual layout, and keeps its layout when cloned.
+/// evaluate there; a bf16 copy too, checked above), with its batch norms folded into them, and
+/// still computes what its network does, saves the usual layout and values, and keeps its
+/// layout when cloned.
 #[test]
 fn an_f32_copy_for_search_is_laid_out_channels_last() {
     use epaminondas::evaluator::Evaluator;
@@ -861,6 +862,9 @@ fn an_f32_copy_for_search_is_laid_out_channels_last() {
     let mut copy = network.inference_copy(Precision::F32).unwrap();
     assert_eq!(copy.kind(), tch::Kind::Float);
     assert!(convolutions_channels_last(&copy) && !convolutions_channels_last(&network));
+    // Its batch norms are folded into the convolutions, which must not change what it computes
+    // (the agent's running statistics are far from the identity a fresh network has).
+    assert!(copy.model.batch_norms_folded() && !network.model.batch_norms_folded());
     for (usual, searching) in network.evaluate(&requests).iter().zip(&copy.evaluate(&requests)) {
         let prior_gap = usual.priors.iter().zip(&searching.priors).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(prior_gap < 1e-4 && (usual.value - searching.value).abs() < 1e-4, "a prior moved by {prior_gap}, the value by {}", usual.value - searching.value);

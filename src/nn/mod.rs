@@ -204,6 +204,9 @@ impl Network {
     pub fn into_inference(mut self, precision: Precision) -> Network {
         self.kind = precision.resolve(self.device());
         self.inference = true;
+        // Before the variables change kind, so the folding is done in f32.
+        let layout: fn(&Tensor) -> Tensor = if self.device() == Device::Cpu { channels_last } else { Tensor::shallow_clone };
+        self.model.fold_batch_norms(self.kind, layout);
         match self.kind {
             Kind::BFloat16 => self.vs.bfloat16(),
             _ => self.vs.float(),
@@ -226,8 +229,7 @@ impl Network {
         tch::no_grad(|| {
             for (_, mut variable) in self.vs.variables() {
                 if variable.dim() == 4 {
-                    let nhwc = variable.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2]);
-                    variable.set_data(&nhwc);
+                    variable.set_data(&channels_last(&variable));
                 }
             }
         });
@@ -337,6 +339,11 @@ impl Network {
             (policy, wdl)
         })
     }
+}
+
+/// The same 4-dimensional tensor stored channels-last (NHWC in memory, NCHW in shape).
+fn channels_last(tensor: &Tensor) -> Tensor {
+    tensor.permute([0, 2, 3, 1]).contiguous().permute([0, 3, 1, 2])
 }
 
 /// Encodes a batch of positions (all of one board size) into one input buffer with the planes
