@@ -139,8 +139,10 @@ impl ConvBn {
     /// convolution before it: weight * gamma / sqrt(var + eps), and bias beta - mean * gamma /
     /// sqrt(var + eps). That saves a pass over every activation and a libtorch call per layer
     /// (batch norm was 3% of a move's search on one core). Computed in f32 from the variables as
-    /// they are (f32, usual layout) and then put in `kind` and `layout`; the variables stay as
-    /// they were, so the network still copies and saves as the one it was loaded as.
+    /// they are (f32 for a network loaded to search; the rounded values for a copy of a bf16
+    /// one) and then put in `kind` and `layout`. The variables stay as they were, so the network
+    /// still copies and saves as the one it was loaded as; nothing writes to the variables of a
+    /// network that only searches, which would leave these behind.
     fn fold(&mut self, kind: tch::Kind, layout: fn(&Tensor) -> Tensor) {
         let float = |t: &Tensor| t.to_kind(tch::Kind::Float);
         let (Some(gamma), Some(beta)) = (&self.bn.ws, &self.bn.bs) else { return };
