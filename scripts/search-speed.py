@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Times an agent's search as it plays: `epaminondas engine` on one core, a fixed number of
 simulations a move, on positions taken from a match's records (plies 8, 20, 32 and 44 of its
-first 8 games), so that the positions are a real game's middle rather than the start.
+first 8 games, or --games), so that the positions are a real game's middle rather than the start.
 
-    python3 scripts/search-speed.py RECORDS [--binary B] [--nodes N] [-- ENGINE ARGS...]
+    python3 scripts/search-speed.py RECORDS [--binary B] [--nodes N] [--games G] [-- ENGINE ARGS...]
     python3 scripts/search-speed.py docs/records/distill-6x64-gpu-step26000-bf16-ab-seed13.txt
 
 Prints the simulations a second over all the positions. Each position is a new game for the
@@ -37,8 +37,8 @@ def main():
     parser.add_argument("--games", type=int, default=8, help="games of the records to take positions from")
     # What follows `--` goes to the engine untouched (argparse would read its options as ours).
     argv = sys.argv[1:]
-    engine_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args, engine_args = parser.parse_args(argv[:split]), argv[split + 1:]
     lines = positions(args.records, args.games)
     if not lines:
         sys.exit(f"search-speed: no games in {args.records}")

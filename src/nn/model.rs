@@ -108,9 +108,19 @@ impl NetConfig {
 struct ConvBn {
     conv: nn::Conv2D,
     bn: nn::BatchNorm,
-    /// For a network that only searches: the convolution with the batch norm folded in (weight,
-    /// bias), which [`ConvBn::forward`] runs instead of the two (see [`ConvBn::fold`]).
-    folded: Option<(Tensor, Tensor)>,
+    /// For a network that only searches: the convolution with the batch norm folded in, which
+    /// [`ConvBn::forward`] runs instead of the two (see [`ConvBn::fold`]).
+    folded: Option<FoldedConv>,
+}
+
+/// A convolution with its batch norm folded in.
+#[derive(Debug)]
+struct FoldedConv {
+    weight: Tensor,
+    bias: Tensor,
+    /// The convolution's own padding (kernel / 2), kept so a forward pass need not ask the
+    /// weight's shape for it.
+    padding: i64,
 }
 
 impl ConvBn {
@@ -127,10 +137,7 @@ impl ConvBn {
 
     fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
         match &self.folded {
-            Some((weight, bias)) => {
-                let padding = weight.size()[2] / 2;
-                xs.conv2d(weight, Some(bias), [1, 1], [padding, padding], [1, 1], 1)
-            }
+            Some(FoldedConv { weight, bias, padding }) => xs.conv2d(weight, Some(bias), [1, 1], [*padding, *padding], [1, 1], 1),
             None => self.conv.forward_t(xs, train).apply_t(&self.bn, train),
         }
     }
@@ -149,7 +156,8 @@ impl ConvBn {
         let scale = float(gamma) / (float(&self.bn.running_var) + BATCH_NORM_EPS).sqrt();
         let weight = float(&self.conv.ws) * scale.view([-1, 1, 1, 1]);
         let bias = float(beta) - float(&self.bn.running_mean) * &scale;
-        self.folded = Some((layout(&weight.to_kind(kind)), bias.to_kind(kind)));
+        let padding = self.conv.ws.size()[2] / 2;
+        self.folded = Some(FoldedConv { weight: layout(&weight.to_kind(kind)), bias: bias.to_kind(kind), padding });
     }
 }
 
