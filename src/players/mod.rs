@@ -142,6 +142,9 @@ pub struct PlayerSpec {
     pub forced_results: Option<bool>,
     /// What a draw is worth to a net's search, in [-1, 1] (default 0; see `SearchConfig`).
     pub draw_value: Option<f32>,
+    /// The weight of implicit minimax backups in a net's search, in [0, 1] (default 0; see
+    /// `SearchConfig::minimax_weight`).
+    pub minimax_weight: Option<f32>,
     /// The number format a net searches in (default auto; see [`Precision`]).
     pub precision: Option<Precision>,
     /// Leaves a net's search evaluates per network call (default
@@ -205,6 +208,7 @@ impl FromStr for PlayerSpec {
                     })
                 }
                 "draw" => spec.draw_value = Some(value.parse().ok().filter(|d: &f32| (-1.0..=1.0).contains(d)).ok_or_else(|| bad("needs a number in [-1, 1]"))?),
+                "minimax" => spec.minimax_weight = Some(value.parse().ok().filter(|w: &f32| (0.0..=1.0).contains(w)).ok_or_else(|| bad("needs a number in [0, 1]"))?),
                 "precision" => {
                     spec.precision = Some(match value {
                         "f32" => Precision::F32,
@@ -215,7 +219,7 @@ impl FromStr for PlayerSpec {
                 }
                 "leaves" => spec.leaves = Some(value.parse().ok().filter(|n| (1..=256).contains(n)).ok_or_else(|| bad("needs a whole number 1..=256"))?),
                 "guard" => spec.guard = Some(value.parse().map_err(|_| bad("needs a whole number of positions (0: off)"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision, leaves, guard)")),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, minimax, precision, leaves, guard)")),
             }
         }
         Ok(spec)
@@ -244,7 +248,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, leaves: None, guard: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, minimax_weight: None, precision: None, leaves: None, guard: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -270,6 +274,7 @@ impl PlayerSpec {
             c_puct: self.c_puct.unwrap_or(defaults.c_puct),
             forced_results: self.forced_results.unwrap_or(defaults.forced_results),
             draw_value: self.draw_value.unwrap_or(defaults.draw_value),
+            minimax_weight: self.minimax_weight.unwrap_or(defaults.minimax_weight),
             ..defaults
         }
     }
