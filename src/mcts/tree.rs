@@ -234,9 +234,11 @@ impl Search {
                 fpu
             } else {
                 let mean = (edge.value_sum - edge.virtual_visits as f32) / n as f32;
-                match self.edge_minimax(edge) {
-                    Some(minimax) if minimax_weight > 0.0 => (1.0 - minimax_weight) * mean + minimax_weight * minimax,
-                    _ => mean,
+                // The weight is checked first: without one (self-play's default) selection
+                // reads no child node.
+                match (minimax_weight > 0.0).then(|| self.edge_minimax(edge)).flatten() {
+                    Some(minimax) => (1.0 - minimax_weight) * mean + minimax_weight * minimax,
+                    None => mean,
                 }
             };
             let score = q + self.config.c_puct * edge.prior * sqrt_parent / (1 + n) as f32;
@@ -262,7 +264,7 @@ impl Search {
     fn minimax(&self, node: u32) -> Option<(f32, f32)> {
         let node = &self.nodes[node as usize];
         match node.state {
-            NodeState::Terminal(value) => Some((value, if value == 0.0 { 1.0 } else { 0.0 })),
+            NodeState::Terminal(value) => Some((value, Wdl::certain(value).draw)),
             NodeState::Expanded { .. } => Some((node.minimax, node.minimax_draw)),
             _ => None,
         }
@@ -356,7 +358,7 @@ impl Search {
                 NodeState::Terminal(value) => {
                     let value = *value;
                     // A finished game's value is exact: 0 is a draw (the ply cap), +-1 is not.
-                    let draw = if value == 0.0 { 1.0 } else { 0.0 };
+                    let draw = Wdl::certain(value).draw;
                     self.backup(&path, value, draw);
                     self.propagate_proofs(&path);
                     self.refresh_minimax(&path);
