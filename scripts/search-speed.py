@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times an agent's search as it plays: `epaminondas engine` on one core, a fixed number of
 simulations a move, on positions taken from a match's records (plies 8, 20, 32 and 44 of its
-first 8 games, or --games), so that the positions are a real game's middle rather than the start.
+first 8 games, or --plies and --games), so that the positions are a real game's middle rather
+than the start.
 
     python3 scripts/search-speed.py RECORDS [--binary B] [--nodes N] [--games G] [-- ENGINE ARGS...]
     python3 scripts/search-speed.py docs/records/distill-6x64-gpu-step26000-bf16-ab-seed13.txt
@@ -19,13 +20,13 @@ MOVE = re.compile(r"^[a-z]\d+[-x][a-z]\d+$")
 PLIES = (8, 20, 32, 44)
 
 
-def positions(records_path, games):
+def positions(records_path, games, plies=PLIES):
     """The move lists leading to each timed position."""
     text = open(records_path, encoding="utf-8").read()
     found = []
     for game in text.split("\n\n[White")[:games]:
         moves = [token for token in game.split("]\n\n")[-1].split() if MOVE.match(token)]
-        found += [moves[:ply] for ply in PLIES if ply < len(moves)]
+        found += [moves[:ply] for ply in plies if ply < len(moves)]
     return found
 
 
@@ -35,11 +36,12 @@ def main():
     parser.add_argument("--binary", default="target/release/epaminondas")
     parser.add_argument("--nodes", type=int, default=2000, help="simulations a move")
     parser.add_argument("--games", type=int, default=8, help="games of the records to take positions from")
+    parser.add_argument("--plies", default=",".join(map(str, PLIES)), help="the plies of each game to time, comma-separated")
     # What follows `--` goes to the engine untouched (argparse would read its options as ours).
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     args, engine_args = parser.parse_args(argv[:split]), argv[split + 1:]
-    lines = positions(args.records, args.games)
+    lines = positions(args.records, args.games, [int(ply) for ply in args.plies.split(",")])
     if not lines:
         sys.exit(f"search-speed: no games in {args.records}")
     engine = subprocess.Popen(["taskset", "-c", "0", args.binary, "engine", *engine_args],

@@ -121,7 +121,9 @@ pub fn network_rows(network: &mut Network, rules: game::Rules, batches: &[usize]
 /// steps on the samples it produced.
 pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usize, seconds: f64) -> Result<Vec<BenchRow>, NetError> {
     let mut rows = Vec::new();
-    let batch = config.selfplay.parallel_games * config.selfplay.leaves_per_game;
+    // Fewer games than `parallel_games` play in a smaller lockstep, so the network is compared
+    // at the batch the games actually start with (4 games of 2 leaves: 8, not 64).
+    let batch = config.selfplay.parallel_games.min(games).max(1) * config.selfplay.leaves_per_game;
     let mut inference = network.inference_copy(config.run.precision)?;
     let positions = sample_positions(config.rules, batch, 2);
     let requests: Vec<EvalRequest> = positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
