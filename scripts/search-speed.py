@@ -4,7 +4,7 @@ simulations a move, on positions taken from a match's records (plies 8, 20, 32 a
 first 8 games, or --plies and --games), so that the positions are a real game's middle rather
 than the start.
 
-    python3 scripts/search-speed.py RECORDS [--binary B] [--nodes N] [--games G] [-- ENGINE ARGS...]
+    python3 scripts/search-speed.py RECORDS [--binary B] [--nodes N] [--games G] [--plies P,P,...] [-- ENGINE ARGS...]
     python3 scripts/search-speed.py docs/records/distill-6x64-gpu-step26000-bf16-ab-seed13.txt
 
 Prints the simulations a second over all the positions. Each position is a new game for the
@@ -30,18 +30,26 @@ def positions(records_path, games, plies=PLIES):
     return found
 
 
+def ply_list(text):
+    """`--plies`: whole numbers separated by commas."""
+    try:
+        return [int(ply) for ply in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of plies") from None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("records")
     parser.add_argument("--binary", default="target/release/epaminondas")
     parser.add_argument("--nodes", type=int, default=2000, help="simulations a move")
     parser.add_argument("--games", type=int, default=8, help="games of the records to take positions from")
-    parser.add_argument("--plies", default=",".join(map(str, PLIES)), help="the plies of each game to time, comma-separated")
+    parser.add_argument("--plies", type=ply_list, default=list(PLIES), help="the plies of each game to time, comma-separated")
     # What follows `--` goes to the engine untouched (argparse would read its options as ours).
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     args, engine_args = parser.parse_args(argv[:split]), argv[split + 1:]
-    lines = positions(args.records, args.games, [int(ply) for ply in args.plies.split(",")])
+    lines = positions(args.records, args.games, args.plies)
     if not lines:
         sys.exit(f"search-speed: no games in {args.records}")
     engine = subprocess.Popen(["taskset", "-c", "0", args.binary, "engine", *engine_args],
