@@ -175,6 +175,9 @@ pub struct Network {
     /// Set by [`Network::into_inference`]: the network only searches, so its weights may be
     /// bf16 or laid out for inference, and it must not be trained.
     inference: bool,
+    /// Whether [`Evaluator::evaluate`] averages each position's evaluation with its left-right
+    /// mirror's (see [`Network::with_mirror_average`]).
+    mirror_average: bool,
 }
 
 impl Network {
@@ -187,7 +190,7 @@ impl Network {
         }
         let vs = nn::VarStore::new(device);
         let model = PolicyValueNet::new(&vs.root(), config);
-        Ok(Network { config: config.clone(), vs, model, kind: Kind::Float, inference: false })
+        Ok(Network { config: config.clone(), vs, model, kind: Kind::Float, inference: false, mirror_average: false })
     }
 
     pub fn device(&self) -> Device {
@@ -214,6 +217,16 @@ impl Network {
         if self.device() == Device::Cpu {
             self.lay_out_channels_last();
         }
+        self
+    }
+
+    /// Makes its evaluations for search the average of each position's and its left-right
+    /// mirror's, both in one network call. The mirror is an exact symmetry of the game and
+    /// training shows the network both sides of it at random, but a network never learns it
+    /// exactly; the average is a two-network ensemble for the price of twice the batch.
+    /// Training ignores it (it reads the model, not [`Evaluator::evaluate`]).
+    pub fn with_mirror_average(mut self, on: bool) -> Network {
+        self.mirror_average = on;
         self
     }
 
@@ -314,6 +327,7 @@ impl Network {
     pub fn try_clone(&self) -> Result<Network, NetError> {
         let mut copy = Network::new(&self.config, self.device(), None)?;
         copy.vs.copy(&self.vs)?;
+        copy.mirror_average = self.mirror_average;
         if !self.inference {
             return Ok(copy);
         }
@@ -372,16 +386,35 @@ impl Evaluator for Network {
         let Some(first) = batch.first() else { return Vec::new() };
         let (width, height) = (first.position.rules().width, first.position.rules().height);
         let positions: Vec<&crate::game::Position> = batch.iter().map(|r| &r.position).collect();
-        let inputs = encode_batch(&positions, self.config.inputs());
-        let (policy, wdl) = self.infer(&inputs, batch.len(), width, height);
+        let mut inputs = encode_batch(&positions, self.config.inputs());
+        // With the mirror average the mirrored inputs follow the batch's own in one call:
+        // request i's mirror is row i + batch.
+        if self.mirror_average {
+            let mirrored = encode::mirror_planes(&inputs, width);
+            inputs.extend(mirrored);
+        }
+        let rows = if self.mirror_average { 2 * batch.len() } else { batch.len() };
+        let (policy, wdl) = self.infer(&inputs, rows, width, height);
         let policy_size = self.config.policy_planes() * width as usize * height as usize;
+        let logits = |row: usize| &policy[row * policy_size..(row + 1) * policy_size];
         batch
             .par_iter()
             .enumerate()
             .map(|(i, request)| {
-                let logits = &policy[i * policy_size..(i + 1) * policy_size];
-                let priors = legal_softmax(logits, request.moves.iter().map(|mv| encode::move_index(&request.position, *mv)));
-                Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2], draw: wdl[3 * i + 1] }
+                let indices = request.moves.iter().map(|mv| encode::move_index(&request.position, *mv));
+                let priors = legal_softmax(logits(i), indices.clone());
+                let evaluation = Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2], draw: wdl[3 * i + 1] };
+                if !self.mirror_average {
+                    return evaluation;
+                }
+                // The mirror row's logits are read at each move's mirrored index.
+                let j = i + batch.len();
+                let mirrored_priors = legal_softmax(logits(j), indices.map(|index| encode::mirror_index(index, width, height)));
+                Evaluation {
+                    priors: evaluation.priors.iter().zip(&mirrored_priors).map(|(a, b)| (a + b) / 2.0).collect(),
+                    value: (evaluation.value + wdl[3 * j] - wdl[3 * j + 2]) / 2.0,
+                    draw: (evaluation.draw + wdl[3 * j + 1]) / 2.0,
+                }
             })
             .collect()
     }

@@ -153,6 +153,9 @@ pub struct PlayerSpec {
     /// Positions a net's proof search (see `NetPlayer::with_guard`) may visit per check; 0 or
     /// none: no proof search.
     pub guard: Option<u64>,
+    /// Whether a net averages each evaluation with the left-right mirror's (default off; see
+    /// `Network::with_mirror_average`).
+    pub mirror: Option<bool>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -200,13 +203,8 @@ impl FromStr for PlayerSpec {
                     spec.limit.time = Some(Duration::from_secs_f64(seconds));
                 }
                 "cpuct" => spec.c_puct = Some(value.parse().ok().filter(|c: &f32| *c > 0.0 && c.is_finite()).ok_or_else(|| bad("needs a positive number"))?),
-                "forced" => {
-                    spec.forced_results = Some(match value {
-                        "on" => true,
-                        "off" => false,
-                        _ => return Err(bad("needs on or off")),
-                    })
-                }
+                "forced" => spec.forced_results = Some(on_or_off(value).ok_or_else(|| bad("needs on or off"))?),
+                "mirror" => spec.mirror = Some(on_or_off(value).ok_or_else(|| bad("needs on or off"))?),
                 "draw" => spec.draw_value = Some(value.parse().ok().filter(|d: &f32| (-1.0..=1.0).contains(d)).ok_or_else(|| bad("needs a number in [-1, 1]"))?),
                 "minimax" => spec.minimax_weight = Some(value.parse().ok().filter(|w: &f32| (0.0..=1.0).contains(w)).ok_or_else(|| bad("needs a number in [0, 1]"))?),
                 "precision" => {
@@ -219,10 +217,19 @@ impl FromStr for PlayerSpec {
                 }
                 "leaves" => spec.leaves = Some(value.parse().ok().filter(|n| (1..=256).contains(n)).ok_or_else(|| bad("needs a whole number 1..=256"))?),
                 "guard" => spec.guard = Some(value.parse().map_err(|_| bad("needs a whole number of positions (0: off)"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, minimax, precision, leaves, guard)")),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, minimax, precision, leaves, guard, mirror)")),
             }
         }
         Ok(spec)
+    }
+}
+
+/// A switch option's value: `on` or `off`.
+fn on_or_off(value: &str) -> Option<bool> {
+    match value {
+        "on" => Some(true),
+        "off" => Some(false),
+        _ => None,
     }
 }
 
@@ -248,7 +255,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, minimax_weight: None, precision: None, leaves: None, guard: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, minimax_weight: None, precision: None, leaves: None, guard: None, mirror: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -261,7 +268,7 @@ impl PlayerSpec {
             PlayerKind::MctsRollout => Box::new(rollout::RolloutPlayer::new(limit.or(rollout::DEFAULT_LIMIT), self.c_puct, seed)),
             PlayerKind::Net(path) => {
                 let precision = self.precision.unwrap_or_default();
-                let player = NetPlayer::load(path, device.resolve()?, precision, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
+                let player = NetPlayer::load(path, device.resolve()?, precision, self.mirror.unwrap_or(false), limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
                 Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)).with_guard(self.guard.unwrap_or(0)))
             }
         })

@@ -66,8 +66,10 @@ impl NetPlayer {
         self
     }
 
-    pub fn load(path: &Path, device: tch::Device, precision: Precision, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
-        let network = Network::load(path, device)?.0.into_inference(precision);
+    /// The network in `path`, searching in `precision`, its evaluations averaged with the
+    /// mirror's when `mirror_average` says so.
+    pub fn load(path: &Path, device: tch::Device, precision: Precision, mirror_average: bool, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
+        let network = Network::load(path, device)?.0.into_inference(precision).with_mirror_average(mirror_average);
         let name = format!("net:{}", path.display());
         Ok(NetPlayer::new(network, name, limit, search_config, seed))
     }
