@@ -27,7 +27,7 @@ use crate::game::{Color, Position, RecordResult, Rules, Status};
 use crate::nn::model::NetConfig;
 use crate::nn::optim::{Optimizer, OptimizerKind, OptimizerSettings};
 use crate::nn::{configure_threads, encode_batch, DeviceChoice, Network, Precision};
-use crate::replay::{self, outcome_for, ReplayBuffer, Sample};
+use crate::replay::{self, outcome_for, ReplayBuffer, Sample, SparsePolicy};
 use crate::train::{losses, make_batch, held_out_losses, LossWeights};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -379,7 +379,7 @@ impl Distillation {
                 losses_since += 1;
                 self.state.steps += 1;
                 observer.step(self.state.steps);
-                if self.state.steps % self.config.run.checkpoint_every == 0 || self.state.steps == goal {
+                if self.state.steps.is_multiple_of(self.config.run.checkpoint_every) || self.state.steps == goal {
                     self.state.seconds = seconds_before + started.elapsed().as_secs_f64();
                     let n = losses_since.max(1) as f64;
                     let row = self.checkpoint(policy_sum / n, value_sum / n)?;
@@ -540,7 +540,7 @@ struct TeacherGame {
     rng: StdRng,
     /// Positions with the teacher's priors (as policy indices) and chances, waiting for the
     /// game's result.
-    labelled: Vec<(Position, Vec<(u16, f32)>, Wdl)>,
+    labelled: Vec<(Position, SparsePolicy, Wdl)>,
 }
 
 impl TeacherGame {

@@ -159,7 +159,8 @@ fn draw(path: &Path, title: &str, metrics: &[MetricsRow], opponents: &[OpponentR
     chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.policy_loss)), &BLUE))?.label("policy").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
     chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.value_loss)), &RED))?.label("value").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
     // The held-out losses, on each generation's games before training on them, paler.
-    let held_out: [(fn(&MetricsRow) -> Option<f64>, RGBColor, &str); 2] =
+    type HeldOutLoss = fn(&MetricsRow) -> Option<f64>;
+    let held_out: [(HeldOutLoss, RGBColor, &str); 2] =
         [(|m| m.fresh_policy_loss, BLUE, "policy, new games"), (|m| m.fresh_value_loss, RED, "value, new games")];
     for (loss, colour, label) in held_out {
         let points: Vec<_> = metrics.iter().filter_map(|m| Some((m.generation as f64, loss(m)?))).collect();

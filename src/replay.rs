@@ -17,12 +17,16 @@ use crate::game::{Bitboard, Color, Position, RecordResult, Rules};
 use rand::Rng;
 use std::path::{Path, PathBuf};
 
+/// A policy target over a position's legal moves only, as (policy index, probability): a
+/// position has tens of legal moves among its thousands of policy entries.
+pub type SparsePolicy = Vec<(u16, f32)>;
+
 /// One position from self-play with its training targets.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     pub position: Position,
-    /// Search visit shares over the legal moves, as (policy index, probability).
-    pub policy: Vec<(u16, f32)>,
+    /// Search visit shares over the legal moves.
+    pub policy: SparsePolicy,
     /// The game's result for the side to move here: +1 won, 0 drawn, -1 lost.
     pub outcome: i8,
     /// The search's chances for the side to move here, which training can blend into the

@@ -14,7 +14,7 @@ use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termin
 use crate::mcts::{Gathered, LeafToken, RootSearch, Search, SearchConfig};
 use crate::nn::DeviceChoice;
 use crate::players::{Limit, Player, PlayerSpec};
-use crate::replay::{outcome_for, PieceLeads, Sample};
+use crate::replay::{outcome_for, PieceLeads, Sample, SparsePolicy};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -152,7 +152,7 @@ struct Game {
     moves: Vec<Move>,
     /// Positions with their search targets (policy, and the searched chances), waiting for
     /// the game's result.
-    targets: Vec<(Position, Vec<(u16, f32)>, Option<Wdl>)>,
+    targets: Vec<(Position, SparsePolicy, Option<Wdl>)>,
     /// Whether the current move gets a full search (recorded) or a fast one.
     full: bool,
     opening_plies: u16,

@@ -206,7 +206,7 @@ fn records_of_another_match_are_refused_by_name() {
     let whole = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(4, 2), &|_, _| {}).unwrap();
     let text = records_text(&[&whole.games[0], &whole.games[3]]);
     let refusal = |text: &str, a: &PlayerSpec, b: &PlayerSpec, settings: &MatchSettings| {
-        games_from_records(GameRecord::parse_all(text).unwrap(), a, b, settings).err().expect("refused").to_string()
+        games_from_records(GameRecord::parse_all(text).unwrap(), a, b, settings).expect_err("refused").to_string()
     };
     assert_eq!(games_from_records(GameRecord::parse_all(&text).unwrap(), &greedy, &random, &settings(4, 2)).unwrap().len(), 2);
 

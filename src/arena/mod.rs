@@ -118,7 +118,7 @@ pub fn white_score(record: &GameRecord) -> f64 {
 /// Whether a match's first player (A of `match A B`) has White in the game of this index
 /// (round index + 1): each opening is played twice, A White first.
 pub fn a_is_white(index: usize) -> bool {
-    index % 2 == 0
+    index.is_multiple_of(2)
 }
 
 /// A's score in a finished record, given whether A had White.

@@ -344,7 +344,7 @@ fn read_matches(paths: &[&PathBuf]) -> anyhow::Result<Vec<MatchRounds>> {
 /// `compare`: the first players (A of `match A B`) of two matches on the same openings,
 /// paired round by round; or of several such pairs, pooled.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
-    if args.files.len() % 2 != 0 {
+    if !args.files.len().is_multiple_of(2) {
         anyhow::bail!("compare takes records in pairs (FIRST SECOND, then more pairs), not {} files", args.files.len());
     }
     let firsts = read_matches(&args.files.iter().step_by(2).collect::<Vec<_>>())?;
