@@ -297,7 +297,9 @@ fn player_specs_parse_and_name_their_errors() {
     assert_eq!(net.search_config().minimax_weight, 0.3);
     let net: PlayerSpec = "net:gen.safetensors:mirror=on".parse().unwrap();
     assert_eq!(net.mirror, Some(true));
-    for (text, expected) in [("net:a:guard=-1", "positions"), ("net:a:mirror=yes", "on or off"), ("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known"), ("net:a:draw=-2", "[-1, 1]"), ("net:a:precision=f16", "f32, bf16 or auto"), ("net:a:leaves=0", "1..=256"), ("net:a:minimax=1.5", "[0, 1]")] {
+    let net: PlayerSpec = "net:gen.safetensors:blend=0.2".parse().unwrap();
+    assert_eq!(net.blend, Some(0.2));
+    for (text, expected) in [("net:a:blend=1.5", "[0, 1]"), ("net:a:guard=-1", "positions"), ("net:a:mirror=yes", "on or off"), ("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known"), ("net:a:draw=-2", "[-1, 1]"), ("net:a:precision=f16", "f32, bf16 or auto"), ("net:a:leaves=0", "1..=256"), ("net:a:minimax=1.5", "[0, 1]")] {
         let error = text.parse::<PlayerSpec>().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains(expected), "{text}: {error}");
     }

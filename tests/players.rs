@@ -8,9 +8,11 @@ use epaminondas::game::{Color, Position, Rules, Status};
 use epaminondas::mcts::SearchConfig;
 use epaminondas::nn::model::NetConfig;
 use epaminondas::nn::{DeviceChoice, Network, Precision};
-use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options, Proof, Prover};
+use epaminondas::evaluator::{EvalRequest, Evaluator, UniformEvaluator};
+use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options, Proof, Prover, Quiescence};
+use epaminondas::players::blend::{HeuristicBlend, BLEND_QUIESCENCE_PLIES, BLEND_SCALE};
 use epaminondas::players::greedy::GreedyPlayer;
-use epaminondas::players::heuristic::{move_facts, Weights};
+use epaminondas::players::heuristic::{evaluate, move_facts, Weights};
 use epaminondas::players::rollout::RolloutPlayer;
 use epaminondas::players::{alphabeta, Decision, Limit, NetPlayer, Player, PlayerSpec, RandomPlayer};
 use rand::rngs::StdRng;
@@ -30,6 +32,10 @@ const HANDS_OVER: &str = "14/14/14/14/14/14/w13/14/14/14/7b6/6www5 w";
 /// and evens the count. Taking c3 first (e3xd3) leaves Black's c4 three moves from row 1 and
 /// nothing near row 12, so the entry next move wins.
 const CAPTURE_THEN_WIN: &str = "bb12/7w6/14/14/14/14/14/14/2b11/2bww9/14/14 w";
+
+/// White's pair a2-b2 can take Black's lone c2; Black's pair on its home row is far from
+/// everything, so the capture is the only thing going on.
+const CAPTURE_PENDING: &str = "bb12/14/14/14/14/14/14/14/14/14/wwb11/14 w";
 
 /// Thirty plies of random play: full of captures on both sides, decided by nothing near.
 const MIDGAME: &str = "bb2bbbb1b2bb/b1b1bbb1b4b/1bb2b2b1b1b1/5b1b6/14/11b2/11b2/6w4b2/3w1w5b2/1w1ww4w2ww/1w2wwww1www1w/ww2ww1ww1ww1w w 30";
@@ -344,4 +350,37 @@ fn alphabeta_beats_random_and_greedy() {
         };
         assert_eq!(winner, Some(ours), "game {game} against {}", opponent.name());
     }
+}
+
+/// Quiescence scores a pending capture that the static evaluation cannot see, by about the piece
+/// it takes, and leaves a quiet position's score as the evaluation has it, in one node; at 0
+/// plies it is the evaluation itself.
+#[test]
+fn quiescence_settles_a_pending_capture() {
+    let pending = pos(CAPTURE_PENDING);
+    let stand = evaluate(&pending);
+    assert_eq!(Quiescence::new(0).score(&pending).0, stand);
+    let (taken, nodes) = Quiescence::new(2).score(&pending);
+    assert!(taken >= stand + 80, "after the capture {taken}, standing {stand}");
+    assert!(nodes > 1, "the capture was searched: {nodes} nodes");
+    // Nothing to capture or enter at the start: quiescence stands on the evaluation.
+    let start = Position::start(Rules::default()).unwrap();
+    assert_eq!(Quiescence::new(2).score(&start), (evaluate(&start), 1));
+}
+
+/// The blend mixes quiescence's value into the inner evaluator's by its weight, keeps the priors,
+/// and at weight 0 passes the inner values through untouched.
+#[test]
+fn the_heuristic_blend_mixes_values_by_weight() {
+    let positions = [pos(CAPTURE_PENDING), pos(MIDGAME), Position::start(Rules::default()).unwrap()];
+    let batch: Vec<EvalRequest> = positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
+    let plain = UniformEvaluator.evaluate(&batch);
+    assert_eq!(HeuristicBlend::new(UniformEvaluator, 0.0).evaluate(&batch), plain);
+    let blended = HeuristicBlend::new(UniformEvaluator, 0.25).evaluate(&batch);
+    for ((mixed, before), position) in blended.iter().zip(&plain).zip(&positions) {
+        let heuristic = (Quiescence::new(BLEND_QUIESCENCE_PLIES).score(position).0 as f32 / BLEND_SCALE).tanh();
+        assert!((mixed.value - 0.25 * heuristic).abs() < 1e-6, "{position}: {} against {}", mixed.value, 0.25 * heuristic);
+        assert_eq!((&mixed.priors, mixed.draw), (&before.priors, before.draw));
+    }
+    assert!(blended[0].value > 0.0, "the side that takes a piece is ahead: {}", blended[0].value);
 }

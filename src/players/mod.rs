@@ -7,6 +7,7 @@
 //! `net:run/checkpoints/gen-000010.safetensors:time=1`.
 
 pub mod alphabeta;
+pub mod blend;
 pub mod greedy;
 pub mod heuristic;
 mod net;
@@ -156,6 +157,9 @@ pub struct PlayerSpec {
     /// Whether a net averages each evaluation with the left-right mirror's (default off; see
     /// `Network::with_mirror_average`).
     pub mirror: Option<bool>,
+    /// The weight of the hand-made evaluation in a net's leaf values, in [0, 1] (default 0;
+    /// see [`blend::HeuristicBlend`]).
+    pub blend: Option<f32>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -206,6 +210,7 @@ impl FromStr for PlayerSpec {
                 "forced" => spec.forced_results = Some(on_or_off(value).ok_or_else(|| bad("needs on or off"))?),
                 "mirror" => spec.mirror = Some(on_or_off(value).ok_or_else(|| bad("needs on or off"))?),
                 "draw" => spec.draw_value = Some(value.parse().ok().filter(|d: &f32| (-1.0..=1.0).contains(d)).ok_or_else(|| bad("needs a number in [-1, 1]"))?),
+                "blend" => spec.blend = Some(value.parse().ok().filter(|w: &f32| (0.0..=1.0).contains(w)).ok_or_else(|| bad("needs a number in [0, 1]"))?),
                 "minimax" => spec.minimax_weight = Some(value.parse().ok().filter(|w: &f32| (0.0..=1.0).contains(w)).ok_or_else(|| bad("needs a number in [0, 1]"))?),
                 "precision" => {
                     spec.precision = Some(match value {
@@ -217,7 +222,7 @@ impl FromStr for PlayerSpec {
                 }
                 "leaves" => spec.leaves = Some(value.parse().ok().filter(|n| (1..=256).contains(n)).ok_or_else(|| bad("needs a whole number 1..=256"))?),
                 "guard" => spec.guard = Some(value.parse().map_err(|_| bad("needs a whole number of positions (0: off)"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, minimax, precision, leaves, guard, mirror)")),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, minimax, precision, leaves, guard, mirror, blend)")),
             }
         }
         Ok(spec)
@@ -255,7 +260,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, minimax_weight: None, precision: None, leaves: None, guard: None, mirror: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, minimax_weight: None, precision: None, leaves: None, guard: None, mirror: None, blend: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -269,7 +274,7 @@ impl PlayerSpec {
             PlayerKind::Net(path) => {
                 let precision = self.precision.unwrap_or_default();
                 let player = NetPlayer::load(path, device.resolve()?, precision, self.mirror.unwrap_or(false), limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
-                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)).with_guard(self.guard.unwrap_or(0)))
+                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)).with_guard(self.guard.unwrap_or(0)).with_blend(self.blend.unwrap_or(0.0)))
             }
         })
     }

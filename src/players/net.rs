@@ -2,6 +2,7 @@
 //! plays the raw policy (the most likely move).
 
 use super::alphabeta::{Proof, Prover};
+use super::blend::HeuristicBlend;
 use super::{Decision, Limit, Player, PlayerError};
 use crate::evaluator::{CachedEvaluator, Evaluator};
 use crate::game::Position;
@@ -20,7 +21,7 @@ pub const DEFAULT_LEAVES_PER_CALL: usize = 8;
 
 pub struct NetPlayer {
     name: String,
-    evaluator: CachedEvaluator<Network>,
+    evaluator: CachedEvaluator<HeuristicBlend<Network>>,
     search_config: SearchConfig,
     /// The tree of the last search, kept to reuse when the game continues from it.
     search: Option<Search>,
@@ -50,7 +51,7 @@ const GUARD_CANDIDATES: usize = 4;
 
 impl NetPlayer {
     pub fn new(network: Network, name: String, limit: Limit, search_config: SearchConfig, seed: u64) -> NetPlayer {
-        NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, leaves_per_call: DEFAULT_LEAVES_PER_CALL, guard: None, rng: StdRng::seed_from_u64(seed) }
+        NetPlayer { name, evaluator: CachedEvaluator::new(HeuristicBlend::new(network, 0.0), 100_000), search_config, search: None, limit, leaves_per_call: DEFAULT_LEAVES_PER_CALL, guard: None, rng: StdRng::seed_from_u64(seed) }
     }
 
     /// Gathers `leaves` leaves for each network call instead of the default
@@ -63,6 +64,14 @@ impl NetPlayer {
     /// Adds the proof search (see [`Guard`]) of `nodes` positions a check; 0 leaves it off.
     pub fn with_guard(mut self, nodes: u64) -> NetPlayer {
         self.guard = (nodes > 0).then(|| Guard { prover: Prover::new(self.rng.random()), nodes });
+        self
+    }
+
+    /// Blends the hand-made evaluation into the leaf values with `weight` (see
+    /// [`HeuristicBlend`]); 0 leaves the network's values as they are.
+    pub fn with_blend(mut self, weight: f32) -> NetPlayer {
+        self.evaluator.inner_mut().set_weight(weight);
+        self.evaluator.clear();
         self
     }
 
