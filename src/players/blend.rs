@@ -3,12 +3,13 @@
 //! rollouts.
 //!
 //! Why: the default agent loses to alphabeta in pieces, and more search (twice the time, a
-//! mirror ensemble) did not change that. Over the 20,629 positions of its 300 bf16 games against
-//! alphabeta, the value cross-entropy against each game's result was 0.681 (plies 1-40) and
-//! 0.584 (41-80) for the network alone, 1.005 and 0.900 for the quiescence score alone
-//! (`tanh(score / 800)`), and 0.648 and 0.533 for the blend with weight 0.2
-//! (`examples/value_blend.rs`; quiescence to 4 plies, where the blend's is 2): the two are wrong in different places, so the mix knows more
-//! than either.
+//! mirror ensemble) did not change that. Over the 20,629 positions of its 300 bf16 games
+//! against alphabeta, the value cross-entropy against each game's result was 0.681 (plies
+//! 1-40) and 0.584 (41-80) for the network alone, 1.005 and 0.900 for the quiescence score
+//! alone (`tanh(score / 800)`, quiescence to 4 plies), and 0.650 and 0.539 for this blend with
+//! weight 0.2 (`examples/value_blend.rs`): the two are wrong in different places. At play it
+//! gained nothing against alphabeta (+0.2 ± 9.2 points a game over 200 games at 1 s a move;
+//! README, Strength), so no player uses it unless asked.
 
 use super::alphabeta::Quiescence;
 use super::heuristic::{is_decisive, to_value};
@@ -43,10 +44,6 @@ impl<E: Evaluator> HeuristicBlend<E> {
 
     pub fn set_weight(&mut self, weight: f32) {
         self.weight = weight.clamp(0.0, 1.0);
-    }
-
-    pub fn weight(&self) -> f32 {
-        self.weight
     }
 
     /// The quiescence score of `request`'s position as a value in [-1, 1] for its side to move.
