@@ -8,7 +8,7 @@
 //! 1-40) and 0.584 (41-80) for the network alone, 1.005 and 0.900 for the quiescence score
 //! alone (`tanh(score / 800)`, quiescence to 4 plies), and 0.650 and 0.539 for this blend with
 //! weight 0.2 (`examples/value_blend.rs`): the two are wrong in different places. At play it
-//! gained nothing against alphabeta (+0.2 ± 9.2 points a game over 200 games at 1 s a move;
+//! gained nothing against alphabeta (-2.7 ± 7.6 points a game over 282 games at 1 s a move;
 //! README, Strength), so no player uses it unless asked.
 
 use super::alphabeta::Quiescence;
