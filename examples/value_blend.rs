@@ -12,11 +12,12 @@
 //! into the tree search's leaf values is a lever of knowledge, not of search.
 
 use epaminondas::evaluator::{EvalRequest, Evaluator};
-use epaminondas::game::{GameRecord, Position, RecordResult};
+use epaminondas::game::{Color, GameRecord, Position, RecordResult};
 use epaminondas::nn::{Network, Precision};
 use epaminondas::players::alphabeta::{AlphaBetaPlayer, Quiescence};
 use epaminondas::players::heuristic::{evaluate, is_decisive, VALUE_SCALE};
 use epaminondas::players::{Limit, Player};
+use epaminondas::replay::outcome_for;
 use std::path::Path;
 
 /// One position's values for the side to move, and its game's result for that side.
@@ -66,12 +67,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for path in args {
         for record in GameRecord::parse_all(&std::fs::read_to_string(&path)?)? {
             let opening: usize = record.tag("OpeningPlies").and_then(|p| p.parse().ok()).unwrap_or(0);
-            let white_result = match record.result {
-                RecordResult::WhiteWins => 1.0,
-                RecordResult::BlackWins => -1.0,
-                RecordResult::Draw => 0.0,
-                RecordResult::Unfinished => continue,
-            };
+            if record.result == RecordResult::Unfinished {
+                continue;
+            }
             games += 1;
             let agent_is_white = record.white.starts_with("net:");
             let positions: Vec<Position> = record.positions().into_iter().skip(opening).filter(|p| !p.side_to_move_has_won() && p.has_legal_move()).collect();
@@ -86,14 +84,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     quiet_nodes[plies] += nodes;
                     quiet_score[plies] = if is_decisive(quiet) { quiet.signum() as f32 * 1e5 } else { quiet as f32 };
                 }
-                let white_to_move = position.side_to_move() == epaminondas::game::Color::White;
+                let white_to_move = position.side_to_move() == Color::White;
                 samples.push(Sample {
                     ply: position.ply() as usize,
                     network: evaluation.value,
                     static_score: evaluate(position) as f32,
                     searched_score: searched_score(&mut searcher, position),
                     quiet_score,
-                    result: if white_to_move { white_result } else { -white_result },
+                    result: outcome_for(record.result, position.side_to_move()) as f32,
                     agent_to_move: white_to_move == agent_is_white,
                 });
             }

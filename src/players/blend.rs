@@ -31,39 +31,47 @@ pub const BLEND_QUIESCENCE_PLIES: u32 = 2;
 /// priors and draw chances are the inner evaluator's. Decided quiescence results count as ±1.
 pub struct HeuristicBlend<E> {
     inner: E,
-    weight: f32,
-    quiescence: Quiescence,
+    /// The weight and the search that scores positions for it; none at weight 0, where every
+    /// network player starts, so a player that does not blend carries no alpha-beta search.
+    blend: Option<(f32, Quiescence)>,
 }
 
 impl<E: Evaluator> HeuristicBlend<E> {
     /// `weight` in [0, 1]; at 0 the inner evaluator's values pass unchanged and no quiescence
     /// search is run.
     pub fn new(inner: E, weight: f32) -> HeuristicBlend<E> {
-        HeuristicBlend { inner, weight: weight.clamp(0.0, 1.0), quiescence: Quiescence::new(BLEND_QUIESCENCE_PLIES) }
+        let mut blend = HeuristicBlend { inner, blend: None };
+        blend.set_weight(weight);
+        blend
     }
 
     pub fn set_weight(&mut self, weight: f32) {
-        self.weight = weight.clamp(0.0, 1.0);
+        let weight = weight.clamp(0.0, 1.0);
+        self.blend = match self.blend.take() {
+            _ if weight == 0.0 => None,
+            Some((_, quiescence)) => Some((weight, quiescence)),
+            None => Some((weight, Quiescence::new(BLEND_QUIESCENCE_PLIES))),
+        };
     }
+}
 
-    /// The quiescence score of `request`'s position as a value in [-1, 1] for its side to move.
-    fn heuristic_value(&mut self, request: &EvalRequest) -> f32 {
-        let (score, _) = self.quiescence.score(&request.position);
-        if is_decisive(score) {
-            to_value(score)
-        } else {
-            (score as f32 / BLEND_SCALE).tanh()
-        }
+/// The quiescence score of `request`'s position as a value in [-1, 1] for its side to move.
+fn heuristic_value(quiescence: &mut Quiescence, request: &EvalRequest) -> f32 {
+    let (score, _) = quiescence.score(&request.position);
+    if is_decisive(score) {
+        to_value(score)
+    } else {
+        (score as f32 / BLEND_SCALE).tanh()
     }
 }
 
 impl<E: Evaluator> Evaluator for HeuristicBlend<E> {
     fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
         let mut evaluations = self.inner.evaluate(batch);
-        if self.weight > 0.0 {
+        if let Some((weight, quiescence)) = &mut self.blend {
             for (evaluation, request) in evaluations.iter_mut().zip(batch) {
-                let heuristic = self.heuristic_value(request);
-                evaluation.value = (1.0 - self.weight) * evaluation.value + self.weight * heuristic;
+                let heuristic = heuristic_value(quiescence, request);
+                evaluation.value = (1.0 - *weight) * evaluation.value + *weight * heuristic;
             }
         }
         evaluations
