@@ -49,7 +49,7 @@ fn searched(player: &mut AlphaBetaPlayer, position: &Position, depth: u32) -> f3
         Status::Draw => return 0.0,
         Status::Ongoing => {}
     }
-    if position.legal_moves().is_empty() {
+    if !position.has_legal_move() {
         return -1000.0;
     }
     let decision = player.choose(position, Limit { nodes: None, depth: Some(depth), time: None });

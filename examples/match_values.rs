@@ -22,11 +22,11 @@ use clap::Parser;
 use epaminondas::config::Config;
 use epaminondas::encode::move_index;
 use epaminondas::evaluator::{EvalRequest, Evaluator};
-use epaminondas::game::{GameRecord, Position, RecordResult};
+use epaminondas::game::{GameRecord, RecordResult};
 use epaminondas::nn::optim::Optimizer;
-use epaminondas::nn::{configure_threads, encode_batch, Network, Precision};
+use epaminondas::nn::{configure_threads, Network, Precision};
 use epaminondas::replay::{outcome_for, PieceLeads, ReplayBuffer, Sample};
-use epaminondas::train::{self, Round};
+use epaminondas::train::{self, held_out_losses, Round};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::collections::BTreeMap;
@@ -57,16 +57,9 @@ struct Args {
     threads: usize,
 }
 
-/// A position of a match game and what its game says about it.
-struct MatchPosition {
-    position: Position,
-    /// The game's result for the side to move: +1, 0, -1.
-    outcome: i8,
-    leads: PieceLeads,
-}
-
-/// Every position of the finished games in `paths` at which the side to move has a move.
-fn match_positions(paths: &[PathBuf]) -> Result<Vec<MatchPosition>, Box<dyn std::error::Error>> {
+/// Every position of the finished games in `paths` at which the side to move has a move, as a
+/// sample whose value target is its game's result; the policy target is left empty.
+fn match_samples(paths: &[PathBuf]) -> Result<Vec<Sample>, Box<dyn std::error::Error>> {
     let mut found = Vec::new();
     for path in paths {
         for record in GameRecord::parse_all(&std::fs::read_to_string(path)?)? {
@@ -76,7 +69,8 @@ fn match_positions(paths: &[PathBuf]) -> Result<Vec<MatchPosition>, Box<dyn std:
             let positions = record.positions();
             for (index, position) in positions.iter().enumerate() {
                 if !position.side_to_move_has_won() && position.has_legal_move() {
-                    found.push(MatchPosition { position: *position, outcome: outcome_for(record.result, position.side_to_move()), leads: PieceLeads::at(&positions, index) });
+                    let outcome = outcome_for(record.result, position.side_to_move());
+                    found.push(Sample { position: *position, policy: Vec::new(), outcome, searched: None, leads: Some(PieceLeads::at(&positions, index)) });
                 }
             }
         }
@@ -86,28 +80,16 @@ fn match_positions(paths: &[PathBuf]) -> Result<Vec<MatchPosition>, Box<dyn std:
 
 const STAGES: [(&str, u16, u16); 4] = [("plies 1-40", 0, 40), ("41-80", 41, 80), ("81-", 81, u16::MAX), ("all", 0, u16::MAX)];
 
-/// Value cross-entropy (nats) of `network`'s win/draw/loss against the results, by stretch.
-fn value_losses(network: &Network, positions: &[MatchPosition]) -> [f64; 4] {
-    let mut sums = [(0.0, 0usize); 4];
-    for chunk in positions.chunks(256) {
-        let refs: Vec<&Position> = chunk.iter().map(|m| &m.position).collect();
-        let rules = refs[0].rules();
-        let (_, wdl) = network.infer(&encode_batch(&refs, network.config.inputs()), refs.len(), rules.width, rules.height);
-        for (i, MatchPosition { position, outcome, .. }) in chunk.iter().enumerate() {
-            let chance = wdl[3 * i + (1 - *outcome as i64) as usize] as f64;
-            for (sum, &(_, from, to)) in sums.iter_mut().zip(&STAGES) {
-                if (from..=to).contains(&position.ply()) {
-                    sum.0 -= chance.max(1e-7).ln();
-                    sum.1 += 1;
-                }
-            }
-        }
-    }
-    sums.map(|(sum, n)| sum / n.max(1) as f64)
-}
-
-fn report(name: &str, network: &Network, positions: &[MatchPosition]) {
-    let cells: Vec<String> = STAGES.iter().zip(value_losses(network, positions)).map(|((stage, _, _), loss)| format!("{stage} {loss:.4}")).collect();
+/// The held-out value loss (win/draw/loss cross-entropy against the results) by stretch.
+fn report(name: &str, network: &Network, held_out: &[Sample]) {
+    let cells: Vec<String> = STAGES
+        .iter()
+        .map(|&(stage, from, to)| {
+            let chosen: Vec<Sample> = held_out.iter().filter(|s| (from..=to).contains(&s.position.ply())).cloned().collect();
+            let loss = held_out_losses(network, &chosen, 0.0).map_or(f64::NAN, |l| l.value);
+            format!("{stage} {loss:.4}")
+        })
+        .collect();
     println!("{name}: held-out value cross-entropy {}", cells.join(", "));
 }
 
@@ -116,23 +98,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     configure_threads(args.threads);
     let config = Config::load(&args.config)?;
     let (init, init_metadata) = Network::load(&args.init, tch::Device::Cpu)?;
-    let training = match_positions(&args.train)?;
-    let held_out = match_positions(&args.held_out)?;
+    let mut training = match_samples(&args.train)?;
+    let held_out = match_samples(&args.held_out)?;
     println!("{} training positions, {} held out", training.len(), held_out.len());
 
     // Policy targets: the starting network's priors, so the policy loss holds the policy where
     // it was and what changes is the value.
     let mut teacher = init.inference_copy(Precision::F32)?;
-    let mut samples = Vec::with_capacity(training.len());
-    for chunk in training.chunks(256) {
-        let requests: Vec<EvalRequest> = chunk.iter().map(|m| EvalRequest { position: m.position, moves: m.position.legal_moves() }).collect();
-        for ((request, evaluation), known) in requests.iter().zip(teacher.evaluate(&requests)).zip(chunk) {
-            let policy = request.moves.iter().zip(evaluation.priors).map(|(&mv, p)| (move_index(&request.position, mv) as u16, p)).collect();
-            samples.push(Sample { position: request.position, policy, outcome: known.outcome, searched: None, leads: Some(known.leads) });
+    for chunk in training.chunks_mut(256) {
+        let requests: Vec<EvalRequest> = chunk.iter().map(|s| EvalRequest { position: s.position, moves: s.position.legal_moves() }).collect();
+        for ((request, evaluation), sample) in requests.iter().zip(teacher.evaluate(&requests)).zip(chunk) {
+            sample.policy = request.moves.iter().zip(evaluation.priors).map(|(&mv, p)| (move_index(&request.position, mv) as u16, p)).collect();
         }
     }
     let mut buffer = ReplayBuffer::default();
-    buffer.push(1, samples);
+    buffer.push(1, training);
 
     report("start", &init, &held_out);
     let mut network = Network::new(&init.config, tch::Device::Cpu, Some(1))?;
