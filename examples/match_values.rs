@@ -3,10 +3,13 @@
 //! target each game's result and policy target the starting network's own priors (so the policy
 //! stays put and only the value moves), then scored on the positions of the matches in
 //! `--held-out` (other openings) by value cross-entropy against their games' results, by stretch
-//! of the game, before and after.
+//! of the game, before and after. With `--anchor`, games against its own kind are trained on
+//! beside them (`--anchor-share` of the positions), value target half their result and half the
+//! starting network's value, and `--anchor-held-out` scores the value on others of that kind.
 //!
 //! `cargo run --release --example match_values -- --init AGENT --config CONFIG
-//!     --train RECORDS,... --held-out RECORDS,... [--steps N] [--learning-rate R] [--out PATH]`
+//!     --train RECORDS,... --held-out RECORDS,... [--anchor RECORDS,... --anchor-share S
+//!     --anchor-held-out RECORDS,...] [--steps N] [--learning-rate R] [--out PATH]`
 //!
 //! Written because the default agent's won and lost games against alphabeta at 1 s a move are
 //! alike in pieces up to ply 40 (both about three down), and its value tells them apart only
@@ -16,12 +19,14 @@
 //! `match-values-6x64-step1200` in session 48: 1,200 steps on the matches of two sets of
 //! openings took the default agent from 61.7% to 81.5% against alphabeta at 1 s on two others,
 //! and to 28% head to head against itself: the value learned the opponent (README, "Values
-//! learned from the agent's own matches against alphabeta").
+//! learned from the agent's own matches against alphabeta"). The anchor came in session 49, from
+//! the games that agent lost to its own kind: with them the value learns both defences
+//! (README, "The same values anchored by games against its own kind").
 
 use clap::Parser;
 use epaminondas::config::Config;
 use epaminondas::encode::move_index;
-use epaminondas::evaluator::{EvalRequest, Evaluator};
+use epaminondas::evaluator::{EvalRequest, Evaluator, Wdl};
 use epaminondas::game::{GameRecord, RecordResult};
 use epaminondas::nn::optim::Optimizer;
 use epaminondas::nn::{configure_threads, Network, Precision};
@@ -46,6 +51,19 @@ struct Args {
     /// Match records whose positions score the value (comma-separated).
     #[arg(long, value_delimiter = ',')]
     held_out: Vec<PathBuf>,
+    /// Records of the agent's games against its own kind, trained on beside `--train` so that
+    /// the value keeps what it knew about them (comma-separated). Their value target is half
+    /// the game's result and half the starting network's value, as self-play's is half the
+    /// result and half the search's.
+    #[arg(long, value_delimiter = ',')]
+    anchor: Vec<PathBuf>,
+    /// The share of the positions trained on that come from `--anchor`: its positions are
+    /// repeated (or left at their own number, if that is more) to make it.
+    #[arg(long, default_value_t = 0.5)]
+    anchor_share: f64,
+    /// Records of games against its own kind that score the value (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    anchor_held_out: Vec<PathBuf>,
     #[arg(long, default_value_t = 1000)]
     steps: usize,
     #[arg(long, default_value_t = 0.0001)]
@@ -80,8 +98,26 @@ fn match_samples(paths: &[PathBuf]) -> Result<Vec<Sample>, Box<dyn std::error::E
 
 const STAGES: [(&str, u16, u16); 4] = [("plies 1-40", 0, 40), ("41-80", 41, 80), ("81-", 81, u16::MAX), ("all", 0, u16::MAX)];
 
+/// Gives each sample the starting network's priors as its policy target (so the policy loss
+/// holds the policy where it was and what changes is the value) and, with `keep_value`, its
+/// value as the search's chances, which training blends into the value target.
+fn teach(teacher: &mut dyn Evaluator, samples: &mut [Sample], keep_value: bool) {
+    for chunk in samples.chunks_mut(256) {
+        let requests: Vec<EvalRequest> = chunk.iter().map(|s| EvalRequest { position: s.position, moves: s.position.legal_moves() }).collect();
+        for ((request, evaluation), sample) in requests.iter().zip(teacher.evaluate(&requests)).zip(chunk) {
+            sample.policy = request.moves.iter().zip(&evaluation.priors).map(|(&mv, &p)| (move_index(&request.position, mv) as u16, p)).collect();
+            if keep_value {
+                sample.searched = Some(Wdl::from_value_and_draw(evaluation.value, evaluation.draw));
+            }
+        }
+    }
+}
+
 /// The held-out value loss (win/draw/loss cross-entropy against the results) by stretch.
 fn report(name: &str, network: &Network, held_out: &[Sample]) {
+    if held_out.is_empty() {
+        return;
+    }
     let cells: Vec<String> = STAGES
         .iter()
         .map(|&(stage, from, to)| {
@@ -96,25 +132,40 @@ fn report(name: &str, network: &Network, held_out: &[Sample]) {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     configure_threads(args.threads);
+    if !(0.0..1.0).contains(&args.anchor_share) {
+        return Err(format!("--anchor-share must be in [0, 1), not {}", args.anchor_share).into());
+    }
     let config = Config::load(&args.config)?;
     let (init, init_metadata) = Network::load(&args.init, tch::Device::Cpu)?;
     let mut training = match_samples(&args.train)?;
+    let mut anchor = match_samples(&args.anchor)?;
     let held_out = match_samples(&args.held_out)?;
-    println!("{} training positions, {} held out", training.len(), held_out.len());
+    let anchor_held_out = match_samples(&args.anchor_held_out)?;
+    println!(
+        "{} training positions and {} of the agent's own kind; {} and {} held out",
+        training.len(),
+        anchor.len(),
+        held_out.len(),
+        anchor_held_out.len()
+    );
 
-    // Policy targets: the starting network's priors, so the policy loss holds the policy where
-    // it was and what changes is the value.
     let mut teacher = init.inference_copy(Precision::F32)?;
-    for chunk in training.chunks_mut(256) {
-        let requests: Vec<EvalRequest> = chunk.iter().map(|s| EvalRequest { position: s.position, moves: s.position.legal_moves() }).collect();
-        for ((request, evaluation), sample) in requests.iter().zip(teacher.evaluate(&requests)).zip(chunk) {
-            sample.policy = request.moves.iter().zip(evaluation.priors).map(|(&mv, p)| (move_index(&request.position, mv) as u16, p)).collect();
-        }
-    }
+    teach(&mut teacher, &mut training, false);
+    teach(&mut teacher, &mut anchor, true);
     let mut buffer = ReplayBuffer::default();
     buffer.push(1, training);
+    if !anchor.is_empty() {
+        let wanted = (buffer.len() as f64 * args.anchor_share / (1.0 - args.anchor_share)).round() as usize;
+        let repeated: Vec<Sample> = anchor.iter().cycle().take(wanted.max(anchor.len())).cloned().collect();
+        println!("own kind's positions repeated to {} ({:.0}% of those trained on)", repeated.len(), 100.0 * repeated.len() as f64 / (buffer.len() + repeated.len()) as f64);
+        buffer.push(2, repeated);
+    }
 
-    report("start", &init, &held_out);
+    let report_both = |name: &str, network: &Network| {
+        report(name, network, &held_out);
+        report(&format!("{name}, own kind"), network, &anchor_held_out);
+    };
+    report_both("start", &init);
     let mut network = Network::new(&init.config, tch::Device::Cpu, Some(1))?;
     network.init_from(&init)?;
     let mut optimizer = Optimizer::new(&network, config.training.optimizer_settings());
@@ -126,14 +177,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let stats = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: buffer.len(), steps, learning_rate: args.learning_rate }, &config.training, &mut rng, &|_| {});
         trained += stats.steps;
         println!("round {round}: {trained} steps, training policy {:.4}, value {:.4}, {:.0} s", stats.policy_loss, stats.value_loss, stats.seconds);
-        report(&format!("after {trained} steps"), &network, &held_out);
+        report_both(&format!("after {trained} steps"), &network);
     }
     if let Some(out) = &args.out {
         // The rules the network plays carry over from the start (`export` and the default agent's
         // choice read them); the rest says what was done.
         let mut extra: BTreeMap<String, String> = init_metadata.into_iter().filter(|(key, _)| key == "rules").collect();
         extra.insert("init".into(), args.init.display().to_string());
-        extra.insert("trained_on".into(), args.train.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(","));
+        let names = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(",");
+        extra.insert("trained_on".into(), names(&args.train));
+        if !args.anchor.is_empty() {
+            extra.insert("anchored_on".into(), names(&args.anchor));
+        }
         extra.insert("match_value_steps".into(), trained.to_string());
         extra.insert("learning_rate".into(), args.learning_rate.to_string());
         network.save(out, &extra)?;
