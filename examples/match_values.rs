@@ -4,8 +4,9 @@
 //! stays put and only the value moves), then scored on the positions of the matches in
 //! `--held-out` (other openings) by value cross-entropy against their games' results, by stretch
 //! of the game, before and after. With `--anchor`, games against its own kind are trained on
-//! beside them (`--anchor-share` of the positions), value target half their result and half the
-//! starting network's value, and `--anchor-held-out` scores the value on others of that kind.
+//! beside them (`--anchor-share` of the positions), value target their result blended with the
+//! starting network's value by the config's `search_value_share`, and `--anchor-held-out` scores
+//! the value on others of that kind.
 //!
 //! `cargo run --release --example match_values -- --init AGENT --config CONFIG
 //!     --train RECORDS,... --held-out RECORDS,... [--anchor RECORDS,... --anchor-share S
@@ -53,9 +54,10 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     held_out: Vec<PathBuf>,
     /// Records of the agent's games against its own kind, trained on beside `--train` so that
-    /// the value keeps what it knew about them (comma-separated). Their value target is half
-    /// the game's result and half the starting network's value, as self-play's is half the
-    /// result and half the search's.
+    /// the value keeps what it knew about them (comma-separated). Their value target is the
+    /// game's result blended with the starting network's value by the config's
+    /// `search_value_share` (half and half in configs/cpu-sparring-student.toml), as self-play's
+    /// is blended with the search's.
     #[arg(long, value_delimiter = ',')]
     anchor: Vec<PathBuf>,
     /// The share of the positions trained on that come from `--anchor`: its positions are
