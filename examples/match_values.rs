@@ -29,10 +29,9 @@ use clap::Parser;
 use epaminondas::config::Config;
 use epaminondas::encode::move_index;
 use epaminondas::evaluator::{EvalRequest, Evaluator, Wdl};
-use epaminondas::game::{GameRecord, RecordResult};
 use epaminondas::nn::optim::Optimizer;
 use epaminondas::nn::{configure_threads, Network, Precision};
-use epaminondas::replay::{outcome_for, PieceLeads, ReplayBuffer, Sample};
+use epaminondas::replay::{samples_from_records, ReplayBuffer, Sample};
 use epaminondas::train::{self, held_out_losses, Round};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
@@ -78,27 +77,6 @@ struct Args {
     threads: usize,
 }
 
-/// Every position of the finished games in `paths` at which the side to move has a move, as a
-/// sample whose value target is its game's result; the policy target is left empty.
-fn match_samples(paths: &[PathBuf]) -> Result<Vec<Sample>, Box<dyn std::error::Error>> {
-    let mut found = Vec::new();
-    for path in paths {
-        for record in GameRecord::parse_all(&std::fs::read_to_string(path)?)? {
-            if record.result == RecordResult::Unfinished {
-                continue;
-            }
-            let positions = record.positions();
-            for (index, position) in positions.iter().enumerate() {
-                if !position.side_to_move_has_won() && position.has_legal_move() {
-                    let outcome = outcome_for(record.result, position.side_to_move());
-                    found.push(Sample { position: *position, policy: Vec::new(), outcome, searched: None, leads: Some(PieceLeads::at(&positions, index)) });
-                }
-            }
-        }
-    }
-    Ok(found)
-}
-
 const STAGES: [(&str, u16, u16); 4] = [("plies 1-40", 0, 40), ("41-80", 41, 80), ("81-", 81, u16::MAX), ("all", 0, u16::MAX)];
 
 /// Gives each sample the starting network's priors as its policy target (so the policy loss
@@ -140,10 +118,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let config = Config::load(&args.config)?;
     let (init, init_metadata) = Network::load(&args.init, tch::Device::Cpu)?;
-    let mut training = match_samples(&args.train)?;
-    let mut anchor = match_samples(&args.anchor)?;
-    let held_out = match_samples(&args.held_out)?;
-    let anchor_held_out = match_samples(&args.anchor_held_out)?;
+    let mut training = samples_from_records(&args.train, &config.rules)?;
+    let mut anchor = samples_from_records(&args.anchor, &config.rules)?;
+    let held_out = samples_from_records(&args.held_out, &config.rules)?;
+    let anchor_held_out = samples_from_records(&args.anchor_held_out, &config.rules)?;
     println!(
         "{} training positions and {} of the agent's own kind; {} and {} held out",
         training.len(),

@@ -8,7 +8,7 @@ use crate::nn::optim::{OptimizerKind, OptimizerSettings};
 use crate::nn::{DeviceChoice, Precision};
 use crate::players::{PlayerKind, PlayerSpec};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -209,8 +209,20 @@ pub struct ReplayConfig {
     /// (KataGo's power-law window, scaled down).
     pub window_exponent: f64,
     /// Each generation trains on at most this many samples per new position (the cap on how
-    /// often a sample is trained on, on average).
+    /// often a sample is trained on, on average). With `records`, the self-play part of each
+    /// batch is what counts.
     pub max_sample_reuse: f64,
+    /// Game records (files as `match` writes them, paths from the working directory) whose
+    /// positions every generation trains on beside the window: matches against an opponent the
+    /// agent should learn to beat, whose results say what self-play against itself cannot.
+    /// Their value target is their game's result, and they have no policy target (a match's
+    /// moves are not a search's visit shares), so the policy learns from self-play alone. Read
+    /// at the start of every `train` invocation; they never enter the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<PathBuf>,
+    /// The share of each batch drawn from `records`, in [0, 1).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub records_share: f64,
 }
 
 impl ReplayConfig {
@@ -263,6 +275,12 @@ impl TrainingConfig {
     pub fn learning_rate_at(&self, generation: u32) -> f64 {
         rate_at(&self.learning_rate, generation)
     }
+}
+
+/// Leaves a share that is off out of the config a run saves, so that configs written before the
+/// option existed read and write the same.
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 /// The rate of a schedule `[[from, rate], ...]` (sorted, not empty) at `at`: the last entry that
@@ -384,6 +402,14 @@ impl Config {
         let r = &self.replay;
         if r.min_window == 0 || r.max_window < r.min_window || !(0.0..=1.0).contains(&r.window_exponent) || r.max_sample_reuse <= 0.0 {
             return invalid("replay: need 0 < min_window <= max_window, window_exponent in [0, 1], max_sample_reuse > 0".into());
+        }
+        if !(0.0..1.0).contains(&r.records_share) {
+            return invalid(format!("replay.records_share must be in [0, 1) (self-play must keep a part of each batch), not {}", r.records_share));
+        }
+        match (r.records.is_empty(), r.records_share > 0.0) {
+            (true, true) => return invalid("replay.records_share is set but replay.records names no files to draw from".into()),
+            (false, false) => return invalid("replay.records names files but replay.records_share is 0: they would never be trained on".into()),
+            _ => {}
         }
         let e = &self.evaluation;
         if e.every > 0 && (e.games == 0 || e.simulations == 0) {

@@ -81,6 +81,46 @@ pub enum ReplayError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path} is corrupt: {problem}")]
     Corrupt { path: PathBuf, problem: String },
+    #[error("{path}: cannot read its game records: {source}")]
+    Records { path: PathBuf, source: crate::game::RecordError },
+    #[error("{path} holds no finished game")]
+    NoGames { path: PathBuf },
+    #[error("{path}: game {game} is played on {found}, not on the {expected} being trained")]
+    OtherGame { path: PathBuf, game: usize, found: String, expected: String },
+}
+
+/// Every position of the finished games recorded in `paths` (game records, as `match` writes
+/// them) at which the side to move has a move, as a sample whose value target is its game's
+/// result. The policy target is empty, which the policy loss reads as none (see
+/// [`crate::train::losses`]): a match's moves are not a search's visit shares. The games must be
+/// of `rules`' board, symmetry rule and variant; their ply cap may differ, as it only ended them.
+pub fn samples_from_records(paths: &[PathBuf], rules: &Rules) -> Result<Vec<Sample>, ReplayError> {
+    let game_of = |r: &Rules| (r.width, r.height, r.symmetry, r.stones);
+    let describe = |r: &Rules| format!("{}x{} board (symmetry {:?}{})", r.width, r.height, r.symmetry, if r.stones { ", stones" } else { "" });
+    let mut found = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io { path: path.clone(), source })?;
+        let records = crate::game::GameRecord::parse_all(&text).map_err(|source| ReplayError::Records { path: path.clone(), source })?;
+        if records.iter().all(|record| record.result == RecordResult::Unfinished) {
+            return Err(ReplayError::NoGames { path: path.clone() });
+        }
+        for (number, record) in records.iter().enumerate() {
+            if game_of(record.rules()) != game_of(rules) {
+                return Err(ReplayError::OtherGame { path: path.clone(), game: number + 1, found: describe(record.rules()), expected: describe(rules) });
+            }
+            if record.result == RecordResult::Unfinished {
+                continue;
+            }
+            let positions = record.positions();
+            for (index, position) in positions.iter().enumerate() {
+                if !position.side_to_move_has_won() && position.has_legal_move() {
+                    let outcome = outcome_for(record.result, position.side_to_move());
+                    found.push(Sample { position: *position, policy: Vec::new(), outcome, searched: None, leads: Some(PieceLeads::at(&positions, index)) });
+                }
+            }
+        }
+    }
+    Ok(found)
 }
 
 const MAGIC: &[u8; 8] = b"EPAMREP3";
@@ -256,11 +296,16 @@ pub fn read_samples(path: &Path, rules: &Rules) -> Result<Vec<Sample>, ReplayErr
     decode_chunk(&bytes, rules, path)
 }
 
-/// The samples in memory: the newest chunks, trimmed to the window.
+/// The samples in memory: the newest chunks, trimmed to the window, and the positions of game
+/// records held beside them for the whole run (`replay.records`), which neither count in the
+/// window nor leave it.
 #[derive(Default)]
 pub struct ReplayBuffer {
     /// (generation, samples), oldest first.
     chunks: Vec<(u32, Vec<Sample>)>,
+    records: Vec<Sample>,
+    /// The share of each batch drawn from `records`.
+    records_share: f64,
 }
 
 impl ReplayBuffer {
@@ -268,6 +313,19 @@ impl ReplayBuffer {
         self.chunks.push((generation, samples));
     }
 
+    /// Holds `records` (see [`samples_from_records`]) beside the window, `share` of every batch
+    /// [`draw_batch`](Self::draw_batch) makes to be drawn from them.
+    pub fn hold_records(&mut self, records: Vec<Sample>, share: f64) {
+        self.records = records;
+        self.records_share = share;
+    }
+
+    /// The positions of game records held beside the window.
+    pub fn records(&self) -> &[Sample] {
+        &self.records
+    }
+
+    /// The self-play samples held (the records held beside them are not counted).
     pub fn len(&self) -> usize {
         self.chunks.iter().map(|(_, s)| s.len()).sum()
     }
@@ -305,5 +363,16 @@ impl ReplayBuffer {
             index -= samples.len();
         }
         unreachable!("index within the buffer")
+    }
+
+    /// A training batch of `size` samples: the records' share of it, rounded, drawn uniformly
+    /// from the records held, and the rest from the newest `window` positions. The count is
+    /// fixed rather than drawn, so that every batch holds the same mixture. Without records the
+    /// draws are [`sample`](Self::sample)'s, one by one, as they were before records existed.
+    pub fn draw_batch<'a>(&'a self, window: usize, size: usize, rng: &mut impl Rng) -> Vec<&'a Sample> {
+        let from_records = if self.records.is_empty() { 0 } else { ((size as f64 * self.records_share).round() as usize).min(size) };
+        let mut batch: Vec<&Sample> = (0..from_records).map(|_| &self.records[rng.random_range(0..self.records.len())]).collect();
+        batch.extend((from_records..size).map(|_| self.sample(window, rng)));
+        batch
     }
 }

@@ -1,4 +1,5 @@
-//! Training steps: batches drawn from the replay window, policy cross-entropy plus win/draw/loss
+//! Training steps: batches drawn from the replay window (and the game records a run holds beside
+//! it, `replay.records`), policy cross-entropy plus win/draw/loss
 //! cross-entropy (against the result, or a blend with the search's chances), with a lead head
 //! the squared error of its predicted changes in the piece lead, the optimiser with weight decay
 //! and gradient clipping.
@@ -135,7 +136,12 @@ impl LossWeights {
 pub fn losses(network: &Network, batch: &Batch, weights: LossWeights, train: bool) -> Losses {
     let outputs = network.model.forward_all(&batch.inputs, train);
     let log_policy = outputs.policy.log_softmax(-1, Kind::Float);
-    let policy_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
+    // A sample without a policy target (a position from a game record, whose move was no
+    // search's visit shares) has an all-zero row: it adds nothing to the policy loss, which is
+    // the mean over the samples that have one, so a batch's policy loss does not shrink with
+    // the records' share of it.
+    let with_policy = batch.policy.sum_dim_intlist(-1, false, Kind::Float).gt(0.0).to_kind(Kind::Float);
+    let policy_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float).sum(Kind::Float) / with_policy.sum(Kind::Float).clamp_min(1.0);
     let value_loss = -(&batch.value * outputs.wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
     let entropy = -(log_policy.exp() * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
     let accuracy = outputs.wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
@@ -211,7 +217,7 @@ pub fn train(
         return stats;
     }
     for step in 0..steps {
-        let samples: Vec<&Sample> = (0..config.batch_size).map(|_| buffer.sample(window, rng)).collect();
+        let samples = buffer.draw_batch(window, config.batch_size, rng);
         let mirror: Vec<bool> = samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
         let batch = make_batch(&samples, &mirror, network.config.inputs(), config.search_value_share, network.device());
         let step_losses = losses(network, &batch, LossWeights::of(config), true);

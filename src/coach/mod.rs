@@ -394,6 +394,16 @@ impl Run {
         let device = config.run.device.resolve()?;
         let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
         let mut buffer = self.replay_window()?;
+        if !config.replay.records.is_empty() {
+            let records = replay::samples_from_records(&config.replay.records, &config.rules)?;
+            observer.message(&format!(
+                "holding {} positions of {} record files beside the window, {:.0}% of each batch",
+                records.len(),
+                config.replay.records.len(),
+                100.0 * config.replay.records_share
+            ));
+            buffer.hold_records(records, config.replay.records_share);
+        }
         let settings = config.training.optimizer_settings();
         let optimizer_file = optimizer_path(&self.dir, self.state.generation);
         let mut optimizer = if optimizer_file.exists() {
@@ -444,7 +454,9 @@ impl Run {
             let total_samples = self.state.total_samples + new_samples;
             let window = config.replay.window(total_samples);
             buffer.trim(window);
-            let reuse_cap = (config.replay.max_sample_reuse * new_samples as f64 / config.training.batch_size as f64).ceil() as usize;
+            // The cap is on self-play's samples, so it counts only their part of each batch.
+            let self_play_per_batch = config.training.batch_size as f64 * if buffer.records().is_empty() { 1.0 } else { 1.0 - config.replay.records_share };
+            let reuse_cap = (config.replay.max_sample_reuse * new_samples as f64 / self_play_per_batch).ceil() as usize;
             let steps = config.training.steps_per_generation.min(reuse_cap.max(1));
             let learning_rate = config.training.learning_rate_at(generation);
             observer.training_started(generation, steps);
