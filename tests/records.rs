@@ -247,3 +247,25 @@ fn record_settings_that_cannot_work_are_refused() {
     // A config without them saves as it did before they existed.
     assert!(!smoke().to_toml().contains("records"));
 }
+
+/// The shipped configs that name records name files that are there and are of their game.
+#[test]
+fn shipped_records_are_there() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root.join("configs")).unwrap() {
+        let path = entry.unwrap().path();
+        // (The distillation configs are of another kind, which names no records.)
+        let distillation = path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("distill-"));
+        if path.extension().is_some_and(|e| e == "toml") && !distillation {
+            let config = Config::load(&path).unwrap();
+            if !config.replay.records.is_empty() {
+                let paths: Vec<PathBuf> = config.replay.records.iter().map(|p| root.join(p)).collect();
+                let samples = samples_from_records(&paths, &config.rules).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                assert!(samples.len() > 1000 * paths.len(), "{}: {} positions", path.display(), samples.len());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 1, "configs/cpu-records-student.toml names records");
+}
