@@ -4,14 +4,15 @@
 use epaminondas::coach::{Observer, Run, Silent};
 use epaminondas::config::Config;
 use epaminondas::game::{Color, GameRecord, Position, RecordResult, Rules};
-use epaminondas::nn::optim::Optimizer;
 use epaminondas::nn::{model::NetConfig, Network};
 use epaminondas::replay::{samples_from_records, ReplayBuffer, ReplayError, Sample};
-use epaminondas::train::{self, LossWeights, Round};
+use epaminondas::train::{self, LossWeights};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+
+mod common;
 
 fn smoke() -> Config {
     Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))).unwrap()
@@ -174,12 +175,7 @@ fn training_learns_the_records_values() {
     let mut training = smoke().training;
     training.batch_size = 32;
     training.mirror_augmentation = false;
-    let mut optimizer = Optimizer::new(&network, training.optimizer_settings());
-    let mut rng = StdRng::seed_from_u64(1);
-    let round = |steps| Round { buffer: &buffer, window: 32, steps, learning_rate: 0.01 };
-    let first = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
-    let _ = train::train(&network, &mut optimizer, round(150), &training, &mut rng, &|_| {});
-    let last = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
+    let (first, last) = common::train_first_and_last(&network, &buffer, &training);
     assert!(last.policy_loss < first.policy_loss * 0.5, "policy loss {} -> {}", first.policy_loss, last.policy_loss);
     let on_records = train::held_out_losses(&network, &records, 0.0).unwrap();
     let on_self_play = train::held_out_losses(&network, &self_play_samples(32, 1), 0.0).unwrap();

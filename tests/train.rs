@@ -12,6 +12,8 @@ use rand::SeedableRng;
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
 fn smoke() -> Config {
     Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))).unwrap()
 }
@@ -658,12 +660,7 @@ fn the_lead_head_learns_and_skips_samples_without_leads() {
     let network = Network::new(&config, tch::Device::Cpu, Some(11)).unwrap();
     let mut training = fixed_training();
     training.lead_loss_weight = 1.0;
-    let mut optimizer = Optimizer::new(&network, training.optimizer_settings());
-    let mut rng = StdRng::seed_from_u64(1);
-    let round = |steps| Round { buffer: &buffer, window: 32, steps, learning_rate: 0.01 };
-    let first = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
-    let _ = train::train(&network, &mut optimizer, round(150), &training, &mut rng, &|_| {});
-    let last = train::train(&network, &mut optimizer, round(5), &training, &mut rng, &|_| {});
+    let (first, last) = common::train_first_and_last(&network, &buffer, &training);
     let (first, last) = (first.lead_loss.unwrap(), last.lead_loss.unwrap());
     // A zero output layer starts at (4 + 36) / 2 / 64 = 0.31.
     assert!(first > 0.2 && last < first * 0.2, "lead loss {first} -> {last}");

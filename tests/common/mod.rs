@@ -119,3 +119,21 @@ pub fn hands_over_win(position: &Position, mv: Move) -> bool {
     let after = position.play_unchecked(mv);
     after.status() == Status::Ongoing && after.legal_moves().iter().any(|reply| forces_win(&after, *reply, 1))
 }
+
+/// Trains `network` on the newest 32 positions of `buffer` at a learning rate of 0.01: 5 steps,
+/// 150 more, then 5 more. The statistics of the first five and of the last five, for tests
+/// that a loss falls.
+pub fn train_first_and_last(
+    network: &epaminondas::nn::Network,
+    buffer: &epaminondas::replay::ReplayBuffer,
+    training: &epaminondas::config::TrainingConfig,
+) -> (epaminondas::train::TrainStats, epaminondas::train::TrainStats) {
+    use epaminondas::train::{self, Round};
+    let mut optimizer = epaminondas::nn::optim::Optimizer::new(network, training.optimizer_settings());
+    let mut rng = StdRng::seed_from_u64(1);
+    let round = |steps| Round { buffer, window: 32, steps, learning_rate: 0.01 };
+    let first = train::train(network, &mut optimizer, round(5), training, &mut rng, &|_| {});
+    let _ = train::train(network, &mut optimizer, round(150), training, &mut rng, &|_| {});
+    let last = train::train(network, &mut optimizer, round(5), training, &mut rng, &|_| {});
+    (first, last)
+}
