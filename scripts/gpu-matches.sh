@@ -6,7 +6,8 @@
 # the games side by side and alphabeta's searches:
 #   bash scripts/gpu-matches.sh 480 "$OUT" 15 --seed 50 --games 400 \
 #       net:models/anchored-values-6x64-step1600.safetensors:sims=1000 alphabeta:time=1
-# Arguments after PARALLEL are `epaminondas match`'s; --records OUT/match-seedS.txt is added.
+# Arguments after PARALLEL are `epaminondas match`'s; --device cuda, --parallel PARALLEL and
+# --records OUT/match.txt are added, and its output goes to OUT/match.log.
 set -uo pipefail
 [ $# -ge 4 ] || { echo "usage: gpu-matches.sh SECONDS OUT PARALLEL MATCH-ARGS..." >&2; exit 2; }
 SECONDS_ALLOWED=$1 OUT=$2 PARALLEL=$3
