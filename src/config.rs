@@ -24,6 +24,9 @@ pub struct Config {
     pub training: TrainingConfig,
     #[serde(default)]
     pub evaluation: EvaluationConfig,
+    /// Matches against a fixed opponent inside the loop. Optional; none when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches: Option<MatchesConfig>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -319,6 +322,80 @@ impl EvaluationConfig {
     }
 }
 
+/// Matches inside the training loop: every generation, before its self-play, the newest
+/// checkpoint plays `games` games against `opponent`, at the limits their specs give (a clock
+/// is allowed here: these games are the run's measure against that player at the time control
+/// it is judged at, not self-play). The results go to `RUN/matches.csv`, one row a generation:
+/// the run's score against that player, checkpoint by checkpoint. With `learn` the records,
+/// `RUN/matches/gen-N.txt`, join `replay.records`, so that the value learns from the current
+/// agent's own games against the opponent. That is how the agent learned the most it has against
+/// alphabeta at 1 s a move (README, "Values learned from the agent's own matches against
+/// alphabeta"), from matches played beside training by hand.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchesConfig {
+    /// The opponent, a player spec as `match` takes it, its limit included (`alphabeta:time=1`).
+    pub opponent: String,
+    /// The checkpoint's player options, as they would follow `net:PATH:` in a spec (`time=1`,
+    /// `sims=1000:precision=bf16`). They must give it a limit: sims or time.
+    pub agent: String,
+    /// Games each generation; even, so that each opening is played with both colours.
+    pub games: usize,
+    /// Games played at once, each on its own thread (one libtorch thread each).
+    pub parallel: usize,
+    /// Random plies at the start of each opening. Optional; 4 when left out.
+    #[serde(default = "default_match_opening_plies")]
+    pub opening_plies: u32,
+    /// Whether the matches' positions are trained on, at `replay.records_share` of each batch
+    /// together with `replay.records`. Optional; on when left out.
+    #[serde(default = "default_learn")]
+    pub learn: bool,
+}
+
+fn default_match_opening_plies() -> u32 {
+    4
+}
+
+fn default_learn() -> bool {
+    true
+}
+
+impl MatchesConfig {
+    /// The opponent's spec.
+    pub fn opponent_spec(&self) -> Result<PlayerSpec, ConfigError> {
+        self.opponent.parse().map_err(|e| ConfigError::Invalid(format!("matches.opponent: {e}")))
+    }
+
+    /// The player of the network at `checkpoint`, named `name` in the records (its options
+    /// follow the name, as they follow a path in a spec).
+    pub fn agent_spec(&self, checkpoint: &Path, name: &str) -> Result<PlayerSpec, ConfigError> {
+        let options = if self.agent.is_empty() { String::new() } else { format!(":{}", self.agent) };
+        let mut spec: PlayerSpec = format!("net:{}{options}", checkpoint.display())
+            .parse()
+            .map_err(|e| ConfigError::Invalid(format!("matches.agent {:?}: {e}", self.agent)))?;
+        if spec.limit.nodes.is_none() && spec.limit.time.is_none() {
+            return Err(ConfigError::Invalid(format!("matches.agent {:?} gives the network no limit: add sims= or time=", self.agent)));
+        }
+        // Named by the checkpoint rather than its path, so that a run moved to another folder
+        // still resumes the games it saved.
+        spec.text = format!("{name}{options}");
+        Ok(spec)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |m: String| Err(ConfigError::Invalid(m));
+        self.opponent_spec()?;
+        self.agent_spec(Path::new("checkpoint"), "gen-000000")?;
+        if self.games < 2 || !self.games.is_multiple_of(2) {
+            return invalid(format!("matches.games must be even and at least 2 (each opening is played with both colours), not {}", self.games));
+        }
+        if self.parallel == 0 {
+            return invalid("matches.parallel must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config {path}: {source}")]
@@ -406,8 +483,15 @@ impl Config {
         if !(0.0..1.0).contains(&r.records_share) {
             return invalid(format!("replay.records_share must be in [0, 1) (self-play must keep a part of each batch), not {}", r.records_share));
         }
-        match (r.records.is_empty(), r.records_share > 0.0) {
-            (true, true) => return invalid("replay.records_share is set but replay.records names no files to draw from".into()),
+        if let Some(matches) = &self.matches {
+            matches.validate()?;
+        }
+        let learns_from_matches = self.matches.as_ref().is_some_and(|m| m.learn);
+        match (r.records.is_empty() && !learns_from_matches, r.records_share > 0.0) {
+            (true, true) => return invalid("replay.records_share is set but replay.records names no files to draw from (and no [matches] learn from theirs)".into()),
+            (false, false) if learns_from_matches => {
+                return invalid("[matches] learn from their games but replay.records_share is 0: they would never be trained on (set it, or matches.learn = false)".into())
+            }
             (false, false) => return invalid("replay.records names files but replay.records_share is 0: they would never be trained on".into()),
             _ => {}
         }

@@ -108,19 +108,27 @@ pub fn samples_from_records(paths: &[PathBuf], rules: &Rules) -> Result<Vec<Samp
             if game_of(record.rules()) != game_of(rules) {
                 return Err(ReplayError::OtherGame { path: path.clone(), game: number + 1, found: describe(record.rules()), expected: describe(rules) });
             }
-            if record.result == RecordResult::Unfinished {
-                continue;
-            }
-            let positions = record.positions();
-            for (index, position) in positions.iter().enumerate() {
-                if !position.side_to_move_has_won() && position.has_legal_move() {
-                    let outcome = outcome_for(record.result, position.side_to_move());
-                    found.push(Sample { position: *position, policy: Vec::new(), outcome, searched: None, leads: Some(PieceLeads::at(&positions, index)) });
-                }
-            }
+            found.extend(samples_of_game(record));
         }
     }
     Ok(found)
+}
+
+/// The samples of one game record, as [`samples_from_records`] makes them: every position at
+/// which the side to move has a move, value target the game's result. None for an unfinished
+/// game.
+pub fn samples_of_game(record: &crate::game::GameRecord) -> Vec<Sample> {
+    if record.result == RecordResult::Unfinished {
+        return Vec::new();
+    }
+    let positions = record.positions();
+    let ongoing = |(_, position): &(usize, &Position)| !position.side_to_move_has_won() && position.has_legal_move();
+    positions
+        .iter()
+        .enumerate()
+        .filter(ongoing)
+        .map(|(index, position)| Sample { position: *position, policy: Vec::new(), outcome: outcome_for(record.result, position.side_to_move()), searched: None, leads: Some(PieceLeads::at(&positions, index)) })
+        .collect()
 }
 
 const MAGIC: &[u8; 8] = b"EPAMREP3";
@@ -318,6 +326,12 @@ impl ReplayBuffer {
     pub fn hold_records(&mut self, records: Vec<Sample>, share: f64) {
         self.records = records;
         self.records_share = share;
+    }
+
+    /// Adds the positions of more game records to those held beside the window (the share stays
+    /// as [`hold_records`](Self::hold_records) set it).
+    pub fn add_records(&mut self, records: Vec<Sample>) {
+        self.records.extend(records);
     }
 
     /// The positions of game records held beside the window.

@@ -2,6 +2,8 @@
 //! (plain lines elsewhere) and one summary line per generation.
 
 use super::LoggedBar;
+use crate::arena::elo::format_elo;
+use crate::coach::matches::MatchRow;
 use crate::coach::{MetricsRow, Observer, OpponentRow, Pretraining, Run};
 use crate::config::Config;
 use crate::nn::{DeviceChoice, Precision};
@@ -89,6 +91,31 @@ impl Observer for Progress {
         if let Some(bar) = self.bar.borrow().as_ref() {
             bar.inc(1);
         }
+    }
+    fn match_started(&self, generation: u32, games: usize) {
+        self.start(games, format!("gen {generation} match"));
+    }
+    fn match_game_finished(&self, done: usize) {
+        self.set(done);
+    }
+    fn match_finished(&self, m: &MatchRow) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        println!(
+            "gen {:>4}: match {} against {}: +{} ={} -{} ({:.1}%), Elo {} [{}, {}]; {:.0} s",
+            m.generation,
+            m.agent,
+            m.opponent,
+            m.wins,
+            m.draws,
+            m.losses,
+            100.0 * m.score,
+            format_elo(m.elo),
+            format_elo(m.elo_low),
+            format_elo(m.elo_high),
+            m.seconds
+        );
     }
     fn generation_finished(&self, r: &MetricsRow, opponents: &[OpponentRow]) {
         if let Some(bar) = self.bar.take() {

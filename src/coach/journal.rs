@@ -6,6 +6,7 @@
 //! RUN/selfplay/gen-N/game-I.bin   game I's training samples (the replay chunk format)
 //! RUN/selfplay/gen-N/game-I.txt   game I's record, written after its samples
 //! RUN/selfplay/gen-N/seconds.txt   the generation's seconds of work up to its last saved game
+//! RUN/selfplay/gen-N/match-I.txt   round I's record of the generation's match ([matches])
 //! ```
 //!
 //! Each file is written atomically, samples first, so a game whose record is there is whole.
@@ -87,6 +88,26 @@ impl Journal {
         Ok(games)
     }
 
+    /// Saves a finished game of the generation's match (`[matches]`).
+    pub fn save_match_game(&self, round: usize, record: &GameRecord) -> Result<(), RunError> {
+        write_file(&self.dir.join(format!("match-{round:06}.txt")), record.to_string().as_bytes())
+    }
+
+    /// The match games saved so far, in round order. A file that does not read back is an error
+    /// naming it, as in [`Journal::finished_games`].
+    pub fn match_games(&self) -> Result<Vec<GameRecord>, RunError> {
+        let mut games = Vec::new();
+        for entry in std::fs::read_dir(&self.dir).map_err(io(&self.dir))? {
+            let path = entry.map_err(io(&self.dir))?.path();
+            let Some(round) = numbered(&path, "match-") else { continue };
+            let text = std::fs::read_to_string(&path).map_err(io(&path))?;
+            let record = GameRecord::parse(&text).map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?;
+            games.push((round, record));
+        }
+        games.sort_by_key(|(round, _)| *round);
+        Ok(games.into_iter().map(|(_, record)| record).collect())
+    }
+
     /// Removes the journal, once its generation is committed.
     pub fn remove(self) -> Result<(), RunError> {
         std::fs::remove_dir_all(&self.dir).map_err(io(&self.dir))
@@ -95,9 +116,14 @@ impl Journal {
 
 const SECONDS_FILE: &str = "seconds.txt";
 
-/// The index of a game record file `game-I.txt`; None for any other file (a samples file, or
-/// the temporary file of an atomic write).
+/// The index of a game record file `game-I.txt`; None for any other file (a samples file, a
+/// match game, or the temporary file of an atomic write).
 fn game_index(path: &Path) -> Option<usize> {
+    numbered(path, "game-")
+}
+
+/// I of a file `PREFIXI.txt`; None for any other file.
+fn numbered(path: &Path, prefix: &str) -> Option<usize> {
     let name = path.file_name()?.to_str()?;
-    name.strip_prefix("game-")?.strip_suffix(".txt")?.parse().ok()
+    name.strip_prefix(prefix)?.strip_suffix(".txt")?.parse().ok()
 }

@@ -23,9 +23,11 @@
 //! ```
 
 pub mod journal;
+pub mod matches;
 pub mod rating;
 
 use crate::config::Config;
+use matches::MatchRow;
 use crate::evaluator::CachedEvaluator;
 use crate::nn::optim::Optimizer;
 use crate::nn::{configure_threads, Network, NetError};
@@ -129,6 +131,9 @@ pub trait Observer {
     fn training_step(&self, _step: usize) {}
     fn rating_started(&self, _generation: u32, _games: usize) {}
     fn rating_game_finished(&self) {}
+    fn match_started(&self, _generation: u32, _games: usize) {}
+    fn match_game_finished(&self, _done: usize) {}
+    fn match_finished(&self, _row: &MatchRow) {}
     /// `opponents` are the generation's rows of `opponents.csv` (none without opponents).
     fn generation_finished(&self, _row: &MetricsRow, _opponents: &[OpponentRow]) {}
 }
@@ -157,6 +162,8 @@ pub enum RunError {
     Replay(#[from] ReplayError),
     #[error("rating games: {0}")]
     Rating(#[from] crate::arena::ArenaError),
+    #[error("the generation's match ([matches]): {0}")]
+    Match(crate::arena::ArenaError),
     #[error("cannot pretrain on {source_run}: {problem}")]
     Pretraining { source_run: PathBuf, problem: String },
     #[error("{dir} holds no distillation and no --teacher was given to start one")]
@@ -394,16 +401,27 @@ impl Run {
         let device = config.run.device.resolve()?;
         let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
         let mut buffer = self.replay_window()?;
+        // Match records held beside the window: the config's files, and the run's own matches.
+        let mut held = Vec::new();
         if !config.replay.records.is_empty() {
-            let records = replay::samples_from_records(&config.replay.records, &config.rules)?;
+            held = replay::samples_from_records(&config.replay.records, &config.rules)?;
             observer.message(&format!(
                 "holding {} positions of {} record files beside the window, {:.0}% of each batch",
-                records.len(),
+                held.len(),
                 config.replay.records.len(),
                 100.0 * config.replay.records_share
             ));
-            buffer.hold_records(records, config.replay.records_share);
         }
+        if config.matches.as_ref().is_some_and(|m| m.learn) {
+            let played = matches::records_up_to(&self.dir, self.state.generation);
+            if !played.is_empty() {
+                let positions = replay::samples_from_records(&played, &config.rules)?;
+                observer.message(&format!("holding {} positions of the run's {} matches beside the window", positions.len(), played.len()));
+                held.extend(positions);
+            }
+        }
+        buffer.hold_records(held, config.replay.records_share);
+        let mut match_rows = matches::read_rows(&self.dir.join("matches.csv"), self.state.generation)?;
         let settings = config.training.optimizer_settings();
         let optimizer_file = optimizer_path(&self.dir, self.state.generation);
         let mut optimizer = if optimizer_file.exists() {
@@ -429,6 +447,27 @@ impl Run {
             let carried = journal.seconds()?;
             carried_seconds += carried;
             let generation_started = Instant::now();
+            if let Some(settings) = &config.matches {
+                let before = journal.match_games()?.len();
+                if before > 0 {
+                    observer.message(&format!("generation {generation}: {before} games of its match were finished before the stop; playing the rest"));
+                }
+                observer.match_started(generation, settings.games);
+                observer.match_game_finished(before);
+                let played = matches::play(&self.dir, &config, settings, generation, &journal, &|done| {
+                    journal.save_seconds(carried + generation_started.elapsed().as_secs_f64())?;
+                    observer.match_game_finished(done);
+                    Ok(())
+                })?;
+                observer.match_finished(&played.row);
+                if settings.learn {
+                    let positions = played.samples.len();
+                    buffer.add_records(played.samples);
+                    observer.message(&format!("generation {generation}: the match's {positions} positions join the records held beside the window ({} in all)", buffer.records().len()));
+                }
+                match_rows.retain(|row| row.generation < generation);
+                match_rows.push(played.row);
+            }
             if !resumed.is_empty() {
                 observer.message(&format!("generation {generation}: {} games were finished before the stop; playing the rest", resumed.len()));
             }
@@ -513,6 +552,9 @@ impl Run {
             }
             self.metrics.push(row);
             write_csv(&self.dir.join("metrics.csv"), &self.metrics)?;
+            if config.matches.is_some() {
+                write_csv(&self.dir.join("matches.csv"), &match_rows)?;
+            }
             self.write_state()?; // the commit point
             journal.remove()?;
             // Only the newest optimiser state is kept; the previous one is dead once committed.
