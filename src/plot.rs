@@ -1,10 +1,12 @@
 //! Pictures of a run: one SVG with four panels (Elo against hours and against games played,
-//! the losses, game length, beside it the score against each self-play opponent when the run
-//! has any), drawn from `metrics.csv`, `opponents.csv` and `ratings/ratings.csv`; and of several
-//! runs side by side (an A/B of configs). SVG needs no fonts on the machine and shows in any
+//! the losses, game length, beside it the score against each self-play opponent and in the
+//! matches of `[matches]` when the run has any), drawn from `metrics.csv`, `opponents.csv`,
+//! `matches.csv` and `ratings/ratings.csv`; and of several runs side by side (an A/B of configs). SVG needs no fonts on the machine and shows in any
 //! browser and in the README.
 
 use crate::coach::rating::{read_ratings, RatingRow};
+use crate::arena::elo::Tally;
+use crate::coach::matches::{read_rows, MatchRow};
 use crate::coach::{read_metrics, read_opponents, MetricsRow, OpponentRow, RunError};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -65,6 +67,7 @@ pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
         return Err(PlotError::Empty(run.to_path_buf()));
     }
     let opponents = read_opponents(&run.join("opponents.csv"), u32::MAX)?;
+    let matches = read_rows(&run.join("matches.csv"), u32::MAX)?;
     let ratings = read_ratings(&run.join("ratings").join("ratings.csv"))?;
     let baselines: Vec<(String, f64)> = ratings.iter().filter(|r| r.generation.is_none()).map(|r| (r.player.clone(), r.elo)).collect();
     let points = elo_points(&metrics, &ratings);
@@ -72,7 +75,7 @@ pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
     std::fs::create_dir_all(&dir).map_err(|source| RunError::Io { path: dir.clone(), source })?;
     let path = dir.join("progress.svg");
     let title = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    draw(&path, &title, &metrics, &opponents, &points, &baselines).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    draw(&path, &title, &metrics, Scores { opponents: &opponents, matches: &matches }, &points, &baselines).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
     Ok(path)
 }
 
@@ -143,7 +146,14 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
 
-fn draw(path: &Path, title: &str, metrics: &[MetricsRow], opponents: &[OpponentRow], points: &[EloPoint], baselines: &[(String, f64)]) -> DrawResult {
+/// A run's scores against other players: in self-play's games (`opponents.csv`) and in its
+/// matches (`matches.csv`).
+struct Scores<'a> {
+    opponents: &'a [OpponentRow],
+    matches: &'a [MatchRow],
+}
+
+fn draw(path: &Path, title: &str, metrics: &[MetricsRow], scores: Scores, points: &[EloPoint], baselines: &[(String, f64)]) -> DrawResult {
     let root = SVGBackend::new(path, (1200, 800)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(&format!("run {title}"), ("sans-serif", 24))?;
@@ -171,8 +181,9 @@ fn draw(path: &Path, title: &str, metrics: &[MetricsRow], opponents: &[OpponentR
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
 
-    // A run with self-play opponents shares the last panel between game length and its scores.
-    let (length_area, score_area) = if opponents.is_empty() { (panels[3].clone(), None) } else {
+    // A run with self-play opponents or matches shares the last panel between game length and
+    // its scores.
+    let (length_area, score_area) = if scores.opponents.is_empty() && scores.matches.is_empty() { (panels[3].clone(), None) } else {
         let (left, right) = panels[3].split_horizontally(panels[3].dim_in_pixel().0 / 2);
         (left, Some(right))
     };
@@ -181,18 +192,21 @@ fn draw(path: &Path, title: &str, metrics: &[MetricsRow], opponents: &[OpponentR
     chart.configure_mesh().x_desc("generation").draw()?;
     chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.mean_game_length)), &BLACK))?;
     if let Some(area) = score_area {
-        opponents_panel(&area, opponents, generations)?;
+        scores_panel(&area, &scores, generations)?;
     }
     root.present()?;
     Ok(())
 }
 
-/// The network's score in its self-play games against each opponent, by generation.
-fn opponents_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, opponents: &[OpponentRow], generations: std::ops::Range<f64>) -> DrawResult {
+/// The network's score in its self-play games against each opponent, by generation, and each
+/// checkpoint's in its match (`[matches]`), with the 95% interval.
+fn scores_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, scores: &Scores, generations: std::ops::Range<f64>) -> DrawResult {
+    // A match is played by the checkpoint before its generation: gen-000000's sits at 0.
+    let generations = generations.start.min(0.0)..generations.end;
     let mut chart = ChartBuilder::on(area).caption("score against each opponent (%)", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(40).build_cartesian_2d(generations, 0.0..100.0)?;
     chart.configure_mesh().x_desc("generation").draw()?;
     let mut names: Vec<&str> = Vec::new();
-    for row in opponents {
+    for row in scores.opponents {
         if !names.contains(&row.opponent.as_str()) {
             names.push(&row.opponent);
         }
@@ -200,9 +214,24 @@ fn opponents_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, oppon
     let colours = [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
     for (name, colour) in names.into_iter().zip(colours.iter().cycle()) {
         let colour = *colour;
-        let points: Vec<(f64, f64)> = opponents.iter().filter(|o| o.opponent == name).filter_map(|o| Some((o.generation as f64, 100.0 * o.score?))).collect();
+        let points: Vec<(f64, f64)> = scores.opponents.iter().filter(|o| o.opponent == name).filter_map(|o| Some((o.generation as f64, 100.0 * o.score?))).collect();
         chart.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?.label(name).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+    }
+    if let Some(first) = scores.matches.first() {
+        let colour = BLACK;
+        let point = |m: &MatchRow| {
+            let tally = Tally { wins: m.wins, draws: m.draws, losses: m.losses };
+            let (low, high) = tally.score_interval();
+            (m.checkpoint as f64, 100.0 * tally.score(), 100.0 * low, 100.0 * high)
+        };
+        let points: Vec<_> = scores.matches.iter().map(point).collect();
+        chart.draw_series(points.iter().map(|&(x, _, low, high)| PathElement::new(vec![(x, low), (x, high)], colour.mix(0.4))))?;
+        chart
+            .draw_series(LineSeries::new(points.iter().map(|&(x, score, _, _)| (x, score)), colour.stroke_width(2)))?
+            .label(format!("match: {} (by checkpoint)", first.opponent))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        chart.draw_series(points.iter().map(|&(x, score, _, _)| Circle::new((x, score), 3, colour.filled())))?;
     }
     chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
     Ok(())

@@ -57,6 +57,9 @@ fn each_generation_plays_a_match_with_the_newest_checkpoint_and_trains_on_it() {
         assert!((row.score - (row.wins as f64 + 0.5 * row.draws as f64) / 2.0).abs() < 1e-12);
         assert!(row.elo_low <= row.elo && row.elo <= row.elo_high);
     }
+    // The run's picture draws them in its scores panel.
+    let picture = std::fs::read_to_string(epaminondas::plot::plot_run(&run_dir, None).unwrap()).unwrap();
+    assert!(picture.contains("score against each opponent") && picture.contains("match: random (by checkpoint)"));
     // The journal went with the commit.
     assert!(!run_dir.join("selfplay/gen-000002").exists());
 

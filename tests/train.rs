@@ -901,7 +901,7 @@ fn shipped_configs_load() {
     let saved = Config::load(&dir.join("contempt.toml")).unwrap().to_toml();
     assert!(saved.contains("draw_value = -0.7\n") && saved.contains("reduction = 0.2\n"), "{saved}");
     boards.sort();
-    let expected = [("10x8.toml", 10, 8, false), ("contempt-medium.toml", 14, 12, false), ("contempt.toml", 14, 12, false), ("cpu-8x96.toml", 14, 12, false), ("cpu-records-student.toml", 14, 12, false), ("cpu-sparring-alphabeta.toml", 14, 12, false), ("cpu-sparring-student.toml", 14, 12, false), ("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("gpu-refine.toml", 14, 12, false), ("gpu-sparring-alphabeta.toml", 14, 12, false), ("gpu-sparring-student.toml", 14, 12, false), ("gpu-sparring.toml", 14, 12, false), ("gpu.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true), ("threats.toml", 14, 12, false)];
+    let expected = [("10x8.toml", 10, 8, false), ("contempt-medium.toml", 14, 12, false), ("contempt.toml", 14, 12, false), ("cpu-8x96.toml", 14, 12, false), ("cpu-matches-student.toml", 14, 12, false), ("cpu-records-student.toml", 14, 12, false), ("cpu-sparring-alphabeta.toml", 14, 12, false), ("cpu-sparring-student.toml", 14, 12, false), ("crossings.toml", 8, 8, false), ("default.toml", 14, 12, false), ("gpu-refine.toml", 14, 12, false), ("gpu-sparring-alphabeta.toml", 14, 12, false), ("gpu-sparring-student.toml", 14, 12, false), ("gpu-sparring.toml", 14, 12, false), ("gpu.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true), ("threats.toml", 14, 12, false)];
     assert_eq!(boards, expected.map(|(name, w, h, stones)| (name.to_string(), w, h, stones)));
 }
 

@@ -48,7 +48,7 @@ pub struct TrainArgs {
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
 struct Progress {
     bar: RefCell<Option<LoggedBar>>,
-    /// The run, whose picture is redrawn whenever a new rating arrives.
+    /// The run, whose picture is redrawn whenever a new rating or match arrives.
     run: PathBuf,
 }
 
@@ -140,6 +140,9 @@ impl Observer for Progress {
         }
         if let (Some(elo), Some(error)) = (r.elo, r.elo_error) {
             println!("gen {:>4}: Elo {elo:+.0} +/- {error:.0} (random = 0)", r.generation);
+        }
+        // Redrawn when there is something new to draw on its Elo or its scores.
+        if r.elo.is_some() || self.run.join("matches.csv").exists() {
             if let Err(error) = crate::plot::plot_run(&self.run, None) {
                 eprintln!("warning: could not draw the progress picture: {error}");
             }

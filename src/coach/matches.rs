@@ -127,9 +127,10 @@ pub fn play(dir: &Path, config: &Config, matches: &MatchesConfig, generation: u3
         draws: tally.draws,
         losses: tally.losses,
         score: tally.score(),
-        elo: elo.elo,
-        elo_low: elo.low,
-        elo_high: elo.high,
+        // (+ 0.0: an even score is 0, not -0.)
+        elo: elo.elo + 0.0,
+        elo_low: elo.low + 0.0,
+        elo_high: elo.high + 0.0,
         seconds: started.elapsed().as_secs_f64(),
     };
     Ok(PlayedMatch { row, samples })
