@@ -1,5 +1,6 @@
 //! The training loop and its run directory. Self-play, training and checkpoints alternate in
-//! generations; `state.json` is written last in each generation and is the commit point, so a
+//! generations (each begun by a match against a fixed opponent with `[matches]`, see
+//! [`matches`]); `state.json` is written last in each generation and is the commit point, so a
 //! run killed at any moment resumes from the last finished generation. The generation in
 //! progress keeps the self-play games it finished (see [`journal`]) and loses only its games
 //! under way and its training. Progress is reported through [`Observer`], so no terminal code
@@ -20,6 +21,8 @@
 //! RUN/ratings/games.csv      every rating game (see [`rating`])
 //! RUN/ratings/ratings.csv    the ratings fitted over them
 //! RUN/ratings/gen-N.txt      generation N's rating game records
+//! RUN/matches.csv            one row per generation's match (with [matches])
+//! RUN/matches/gen-N.txt      generation N's match records
 //! ```
 
 pub mod journal;
@@ -27,7 +30,6 @@ pub mod matches;
 pub mod rating;
 
 use crate::config::Config;
-use matches::MatchRow;
 use crate::evaluator::CachedEvaluator;
 use crate::nn::optim::Optimizer;
 use crate::nn::{configure_threads, Network, NetError};
@@ -40,6 +42,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+use matches::MatchRow;
 
 /// One row of `metrics.csv`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
