@@ -137,3 +137,22 @@ pub fn train_first_and_last(
     let last = train::train(network, &mut optimizer, round(5), training, &mut rng, &|_| {});
     (first, last)
 }
+
+/// The tensors of a network file by name, each as its raw bytes. Two files of the same weights
+/// can differ byte for byte (the order of the tensors in the header is not fixed), so weights
+/// are compared this way.
+pub fn tensors(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let bytes = std::fs::read(path).unwrap();
+    let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
+    let data = &bytes[8 + header_len..];
+    header
+        .into_iter()
+        .filter(|(name, _)| name != "__metadata__")
+        .map(|(name, info)| {
+            let offsets = &info["data_offsets"];
+            let (start, end) = (offsets[0].as_u64().unwrap() as usize, offsets[1].as_u64().unwrap() as usize);
+            (name, data[start..end].to_vec())
+        })
+        .collect()
+}
