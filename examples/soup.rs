@@ -1,5 +1,5 @@
-//! A weighted average of two networks' weights, batch-norm statistics included: `(1 - w) * A + w
-//! * B`, tensor by tensor. Networks fine-tuned from the same start stay close enough in weight
+//! A weighted average of two networks' weights, batch-norm statistics included, tensor by
+//! tensor: `(1 - w) * A + w * B`. Networks fine-tuned from the same start stay close enough in weight
 //! space for the average to be a network between them rather than noise (Wortsman et al. 2022,
 //! "Model soups"); of unrelated networks it is noise.
 //!

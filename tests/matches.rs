@@ -3,12 +3,13 @@
 //! short resumed with the games it saved, and the settings that are refused.
 
 use epaminondas::coach::matches::{read_rows, records_path};
-use epaminondas::coach::{checkpoint_path, Observer, Run, Silent};
+use epaminondas::coach::{checkpoint_path, Run, Silent};
 use epaminondas::config::{Config, MatchesConfig};
 use epaminondas::game::{GameRecord, RecordResult};
 use epaminondas::replay::samples_of_game;
-use std::cell::RefCell;
 use std::path::Path;
+
+mod common;
 
 const SMOKE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
 
@@ -25,14 +26,6 @@ fn with_matches(learn: bool) -> Config {
 
 fn records(path: &Path) -> Vec<GameRecord> {
     GameRecord::parse_all(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-#[derive(Default)]
-struct Messages(RefCell<Vec<String>>);
-impl Observer for Messages {
-    fn message(&self, text: &str) {
-        self.0.borrow_mut().push(text.to_string());
-    }
 }
 
 #[test]
@@ -64,7 +57,7 @@ fn each_generation_plays_a_match_with_the_newest_checkpoint_and_trains_on_it() {
     assert!(!run_dir.join("selfplay/gen-000002").exists());
 
     // A later invocation holds both matches' positions beside the window.
-    let messages = Messages::default();
+    let messages = common::Messages::default();
     Run::open(&run_dir, None).unwrap().train(Some(3), &messages).unwrap();
     let said = messages.0.borrow().join("\n");
     assert!(said.contains("of the run's 2 matches beside the window"), "{said}");
@@ -77,10 +70,10 @@ fn a_match_is_trained_on_only_when_learned_from() {
     let plain = dir.path().join("plain");
     Run::open(&plain, Some(Config::load(Path::new(SMOKE)).unwrap())).unwrap().train(Some(1), &Silent).unwrap();
     let measured = dir.path().join("measured");
-    let measured_said = Messages::default();
+    let measured_said = common::Messages::default();
     Run::open(&measured, Some(with_matches(false))).unwrap().train(Some(1), &measured_said).unwrap();
     let learned = dir.path().join("learned");
-    let learned_said = Messages::default();
+    let learned_said = common::Messages::default();
     Run::open(&learned, Some(with_matches(true))).unwrap().train(Some(1), &learned_said).unwrap();
 
     // The match changes nothing in self-play's games.

@@ -1,7 +1,7 @@
 //! Game records held beside the replay window (`replay.records`): their positions and targets,
 //! the mixture of each batch, the policy loss they stay out of, and a run that trains on them.
 
-use epaminondas::coach::{Observer, Run, Silent};
+use epaminondas::coach::{Run, Silent};
 use epaminondas::config::Config;
 use epaminondas::game::{Color, GameRecord, Position, RecordResult, Rules};
 use epaminondas::nn::{model::NetConfig, Network};
@@ -9,7 +9,6 @@ use epaminondas::replay::{samples_from_records, ReplayBuffer, ReplayError, Sampl
 use epaminondas::train::{self, LossWeights};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 mod common;
@@ -182,14 +181,6 @@ fn training_learns_the_records_values() {
     assert!(on_records.value < 0.2 && on_self_play.value < 0.2, "value loss {} on the records, {} on self-play", on_records.value, on_self_play.value);
 }
 
-#[derive(Default)]
-struct Messages(RefCell<Vec<String>>);
-impl Observer for Messages {
-    fn message(&self, text: &str) {
-        self.0.borrow_mut().push(text.to_string());
-    }
-}
-
 #[test]
 fn a_run_trains_on_records_beside_its_self_play() {
     let dir = tempfile::tempdir().unwrap();
@@ -200,7 +191,7 @@ fn a_run_trains_on_records_beside_its_self_play() {
     config.replay.records = vec![games.clone()];
     config.replay.records_share = 0.25;
     let run_dir = dir.path().join("run");
-    let messages = Messages::default();
+    let messages = common::Messages::default();
     Run::open(&run_dir, Some(config.clone())).unwrap().train(Some(1), &messages).unwrap();
     let said = messages.0.borrow().join("\n");
     assert!(said.contains(&format!("holding {held} positions of 1 record files")), "{said}");

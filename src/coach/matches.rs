@@ -136,8 +136,9 @@ pub fn play(dir: &Path, config: &Config, matches: &MatchesConfig, generation: u3
     Ok(PlayedMatch { row, samples })
 }
 
-/// The rows of `RUN/matches.csv` up to `generation` (a row of a generation not committed is
-/// dropped: that generation plays its match again). None if there is no such file yet.
+/// The rows of `RUN/matches.csv` up to `generation`: the row of a generation stopped after the
+/// file was written and before its commit is dropped, and comes back when that generation
+/// finishes its match from its journal. None if there is no such file yet.
 pub fn read_rows(path: &Path, generation: u32) -> Result<Vec<MatchRow>, RunError> {
     if !path.exists() {
         return Ok(Vec::new());

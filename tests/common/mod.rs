@@ -156,3 +156,12 @@ pub fn tensors(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec
         })
         .collect()
 }
+
+/// An observer that keeps the messages a run tells it.
+#[derive(Default)]
+pub struct Messages(pub std::cell::RefCell<Vec<String>>);
+impl epaminondas::coach::Observer for Messages {
+    fn message(&self, text: &str) {
+        self.0.borrow_mut().push(text.to_string());
+    }
+}
