@@ -74,18 +74,10 @@ impl Journal {
     /// read back, is an error naming the file: files are written whole, so either means the
     /// folder was damaged, and playing on would drop or repeat games without saying so.
     pub fn finished_games(&self) -> Result<Vec<FinishedGame>, RunError> {
-        let mut games = Vec::new();
-        for entry in std::fs::read_dir(&self.dir).map_err(io(&self.dir))? {
-            let path = entry.map_err(io(&self.dir))?.path();
-            let Some(index) = game_index(&path) else { continue };
-            let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-            let record = GameRecord::parse(&text).map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?;
-            let samples_path = self.path(index, "bin");
-            let samples = read_samples(&samples_path, &self.rules)?;
-            games.push(FinishedGame { index, record, samples });
-        }
-        games.sort_by_key(|game| game.index);
-        Ok(games)
+        self.records_named("game-")?
+            .into_iter()
+            .map(|(index, record)| Ok(FinishedGame { index, record, samples: read_samples(&self.path(index, "bin"), &self.rules)? }))
+            .collect()
     }
 
     /// Saves a finished game of the generation's match (`[matches]`).
@@ -96,16 +88,21 @@ impl Journal {
     /// The match games saved so far, in round order. A file that does not read back is an error
     /// naming it, as in [`Journal::finished_games`].
     pub fn match_games(&self) -> Result<Vec<GameRecord>, RunError> {
-        let mut games = Vec::new();
+        Ok(self.records_named("match-")?.into_iter().map(|(_, record)| record).collect())
+    }
+
+    /// The records `PREFIXI.txt` in the journal, with their I, in order of I.
+    fn records_named(&self, prefix: &str) -> Result<Vec<(usize, GameRecord)>, RunError> {
+        let mut records = Vec::new();
         for entry in std::fs::read_dir(&self.dir).map_err(io(&self.dir))? {
             let path = entry.map_err(io(&self.dir))?.path();
-            let Some(round) = numbered(&path, "match-") else { continue };
+            let Some(index) = numbered(&path, prefix) else { continue };
             let text = std::fs::read_to_string(&path).map_err(io(&path))?;
             let record = GameRecord::parse(&text).map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?;
-            games.push((round, record));
+            records.push((index, record));
         }
-        games.sort_by_key(|(round, _)| *round);
-        Ok(games.into_iter().map(|(_, record)| record).collect())
+        records.sort_by_key(|(index, _)| *index);
+        Ok(records)
     }
 
     /// Removes the journal, once its generation is committed.
@@ -116,13 +113,8 @@ impl Journal {
 
 const SECONDS_FILE: &str = "seconds.txt";
 
-/// The index of a game record file `game-I.txt`; None for any other file (a samples file, a
-/// match game, or the temporary file of an atomic write).
-fn game_index(path: &Path) -> Option<usize> {
-    numbered(path, "game-")
-}
-
-/// I of a file `PREFIXI.txt`; None for any other file.
+/// I of a file `PREFIXI.txt`; None for any other file (a samples file, a record of another
+/// prefix, or the temporary file of an atomic write).
 fn numbered(path: &Path, prefix: &str) -> Option<usize> {
     let name = path.file_name()?.to_str()?;
     name.strip_prefix(prefix)?.strip_suffix(".txt")?.parse().ok()

@@ -13,7 +13,7 @@
 
 use super::journal::Journal;
 use super::rating::checkpoint_name;
-use super::{checkpoint_path, io, write_file, RunError};
+use super::{checkpoint_path, io, read_csv, write_file, RunError};
 use crate::arena::{continue_match, games_from_records, MatchSettings};
 use crate::config::{Config, MatchesConfig};
 use crate::nn::configure_threads;
@@ -140,10 +140,5 @@ pub fn play(dir: &Path, config: &Config, matches: &MatchesConfig, generation: u3
 /// file was written and before its commit is dropped, and comes back when that generation
 /// finishes its match from its journal. None if there is no such file yet.
 pub fn read_rows(path: &Path, generation: u32) -> Result<Vec<MatchRow>, RunError> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let corrupt = |e: csv::Error| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() };
-    let rows: Vec<MatchRow> = csv::Reader::from_path(path).map_err(corrupt)?.deserialize().collect::<Result<_, _>>().map_err(corrupt)?;
-    Ok(rows.into_iter().filter(|row| row.generation <= generation).collect())
+    read_csv(path, |row: &MatchRow| row.generation <= generation)
 }
