@@ -133,7 +133,7 @@ pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usiz
 
     let selfplay_config = crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
     let mut evaluator = CachedEvaluator::new(inference, 200_000);
-    let Ok(output) = selfplay::play_games(&mut evaluator, config.rules, &config.search, &selfplay_config, 1, "bench", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(()));
+    let Ok(output) = selfplay::play_games(&mut evaluator, config.rules, &config.search, &selfplay_config, 1, "bench", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(()), &mut |_| {});
     let stats = output.stats;
     let sims = stats.simulations as f64 / stats.seconds;
     rows.push(BenchRow::new("self-play search", Some(batch), sims, "sims/s").against(sims / network_rate, &format!("of network evaluate at batch {batch} ({network_rate:.0}/s)")));

@@ -2,7 +2,7 @@
 //! keys, checked by `validate` before anything runs.
 
 use crate::game::Rules;
-use crate::mcts::{RootSearch, SearchConfig};
+use crate::mcts::{RootNoise, RootSearch, SearchConfig};
 use crate::nn::model::NetConfig;
 use crate::nn::optim::{OptimizerKind, OptimizerSettings};
 use crate::nn::{DeviceChoice, Precision};
@@ -10,56 +10,102 @@ use crate::players::{PlayerKind, PlayerSpec};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+/// The training configuration. Every key has a default, the value `configs/default.toml`
+/// shows, so a config file names only what differs from it (an empty file is the default
+/// config).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub run: RunConfig,
-    #[serde(default)]
     pub rules: Rules,
     pub network: NetworkConfig,
-    #[serde(default)]
+    /// The search of self-play. A config's `[search]` differs from a player's defaults in one
+    /// key: `root_noise` is Dirichlet noise unless the config says otherwise.
     pub search: SearchConfig,
     pub selfplay: SelfPlayConfig,
     pub replay: ReplayConfig,
     pub training: TrainingConfig,
-    #[serde(default)]
     pub evaluation: EvaluationConfig,
     /// Matches against a fixed opponent inside the loop. Optional; none when left out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub matches: Option<MatchesConfig>,
 }
 
+/// The ply cap of training games when a config sets none: self-play games must end.
+pub const DEFAULT_PLY_CAP: u16 = 300;
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            run: RunConfig::default(),
+            rules: Rules { ply_cap: Some(DEFAULT_PLY_CAP), ..Rules::default() },
+            network: NetworkConfig::default(),
+            search: SearchConfig { root_noise: RootNoise::self_play(), ..SearchConfig::default() },
+            selfplay: SelfPlayConfig::default(),
+            replay: ReplayConfig::default(),
+            training: TrainingConfig::default(),
+            evaluation: EvaluationConfig::default(),
+            matches: None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct RunConfig {
     /// Generations to run in total; absent: until stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub generations: Option<u32>,
-    /// Seeds the network initialisation and every game.
+    /// Seeds the network initialisation and every game. Default 1.
     pub seed: u64,
-    /// Worker threads for tree work and libtorch.
-    pub threads: usize,
+    /// Worker threads for tree work and libtorch; absent: the cores this process may use (see
+    /// [`available_cores`]), found again on every start, so a run moved to another machine
+    /// uses that machine's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
     pub device: DeviceChoice,
-    /// The number format of self-play's network (training is always f32). Optional: auto.
-    #[serde(default)]
+    /// The number format of self-play's network (training is always f32).
     pub precision: Precision,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig { generations: None, seed: 1, threads: None, device: DeviceChoice::Auto, precision: Precision::Auto }
+    }
+}
+
+impl RunConfig {
+    /// The threads to use: the configured number, else every core this process may use.
+    pub fn threads(&self) -> usize {
+        self.threads.unwrap_or_else(available_cores)
+    }
+}
+
+/// The cores this process may run on: its CPU affinity and its cgroup's CPU quota, as the
+/// standard library reads them (at least 1).
+pub fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// A named size, or an explicit shape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct NetworkConfig {
     /// One of tiny, small, medium, large, huge; overridden field by field by the keys below.
+    /// Default small.
     pub size: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub blocks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub channels: Option<i64>,
-    /// Whether the network reads the threat planes (see `encode::THREAT_PLANES`); off when
-    /// left out, as in configs written before they existed.
-    #[serde(default)]
+    /// Whether the network reads the threat planes (see `encode::THREAT_PLANES`). Default off.
     pub threats: bool,
-    /// Gives the network the lead head, which `training.lead_loss_weight` trains (see
-    /// `replay::PieceLeads`). Off when left out.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub lead_head: bool,
+}
+
+impl Default for NetworkConfig {
+    fn default() -> NetworkConfig {
+        NetworkConfig { size: Some("small".into()), blocks: None, channels: None, threats: false }
+    }
 }
 
 impl NetworkConfig {
@@ -77,14 +123,13 @@ impl NetworkConfig {
             net.channels = channels;
         }
         net.threats = self.threats;
-        net.leads = self.lead_head;
         net.validate().map_err(|e| ConfigError::Invalid(format!("network: {e}")))?;
         Ok(net)
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct SelfPlayConfig {
     /// Games finished per generation.
     pub games_per_generation: usize,
@@ -104,21 +149,18 @@ pub struct SelfPlayConfig {
     /// Up to this many uniformly random opening plies (drawn per game) for variety.
     pub random_opening_plies: u16,
     /// How a game cut by the ply cap is scored in the value targets (its record stays a draw).
-    /// Optional: `draw` when left out.
-    #[serde(default)]
     pub capped_games: CappedGames,
     /// Stop a game after this many plies in a row without a capture, and score its value
-    /// targets as a capped game's. Its record stays unfinished. Optional; off when left out.
+    /// targets as a capped game's. Its record stays unfinished. Default: off.
     /// Late self-play games settled into shuffling: most games were capped, and their last
     /// capture came near ply 100 of 300, so two thirds of their positions (and of the replay
     /// window) repeated a few moves with nothing at stake.
-    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stall_plies: Option<u16>,
     /// How the root is searched: `{ kind = "puct" }` (the default) or `{ kind = "gumbel",
     /// considered = 16 }`. With Gumbel, full and fast searches both play the halving plan's
     /// choice (no Dirichlet noise, no temperature), and full searches record the improved
     /// policy as their target instead of the visit counts.
-    #[serde(default)]
     pub root_search: RootSearch,
     /// Shares of each generation's games played by the network against other players instead
     /// of itself: `opponents = [{ player = "mcts-rollout:sims=8000", share = 0.25 }, { player =
@@ -126,8 +168,29 @@ pub struct SelfPlayConfig {
     /// configs written before there could be several). Only the network's own moves become
     /// training samples; the other player's moves only steer the game. Optional; every game is
     /// self-play when left out.
-    #[serde(default, alias = "opponent", deserialize_with = "one_or_many_opponents", skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "opponent", deserialize_with = "one_or_many_opponents", skip_serializing_if = "Vec::is_empty")]
     pub opponents: Vec<OpponentConfig>,
+}
+
+impl Default for SelfPlayConfig {
+    fn default() -> SelfPlayConfig {
+        SelfPlayConfig {
+            games_per_generation: 64,
+            parallel_games: 32,
+            leaves_per_game: 2,
+            full_search_probability: 0.25,
+            full_visits: 160,
+            fast_visits: 32,
+            temperature_start: 1.0,
+            temperature_end: 0.0,
+            temperature_plies: 10,
+            random_opening_plies: 4,
+            capped_games: CappedGames::Material,
+            stall_plies: None,
+            root_search: RootSearch::Puct,
+            opponents: Vec::new(),
+        }
+    }
 }
 
 /// Reads `selfplay.opponents` as one table or an array of tables. (An untagged enum would do
@@ -152,10 +215,10 @@ fn one_or_many_opponents<'de, D: serde::Deserializer<'de>>(deserializer: D) -> R
 }
 
 /// Another player of [`SelfPlayConfig::opponents`]. The twelfth agent's games against itself
-/// are mostly races, and it lost long games to mcts-rollout by falling behind in pieces (README,
-/// "Search time or knowledge"); games against a player unlike itself reach positions its own
-/// games seldom do. (Six generations of it did not help that agent; after twelve it scored 6
-/// points more against mcts-rollout, inside the noise: README, "Sparring".)
+/// are mostly races, and it lost long games to mcts-rollout by falling behind in pieces
+/// (docs/methods.md); games against a player unlike itself reach positions its own games
+/// seldom do. (Six generations of it did not help that agent; after twelve it scored 6
+/// points more against mcts-rollout, inside the noise: docs/methods.md.)
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpponentConfig {
@@ -192,17 +255,16 @@ impl OpponentConfig {
 /// which gives those games a signal and makes winning material worth something late in a game.
 /// Games stopped by `stall_plies` are scored the same way. (With material, stopped games
 /// taught the network that a piece ahead is a win, so it stopped playing once ahead:
-/// configs/contempt.toml scores them draws and makes draws unattractive in the search.)
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// draw_value in the search makes draws unattractive instead.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CappedGames {
-    #[default]
     Draw,
     Material,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct ReplayConfig {
     /// The window never shrinks below this many positions (until that many exist).
     pub min_window: usize,
@@ -221,11 +283,17 @@ pub struct ReplayConfig {
     /// Their value target is their game's result, and they have no policy target (a match's
     /// moves are not a search's visit shares), so the policy learns from self-play alone. Read
     /// at the start of every `train` invocation; they never enter the window.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub records: Vec<PathBuf>,
     /// The share of each batch drawn from `records`, in [0, 1).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub records_share: f64,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> ReplayConfig {
+        ReplayConfig { min_window: 20_000, max_window: 250_000, window_exponent: 0.75, max_sample_reuse: 12.0, records: Vec::new(), records_share: 0.0 }
+    }
 }
 
 impl ReplayConfig {
@@ -240,7 +308,7 @@ impl ReplayConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct TrainingConfig {
     pub batch_size: usize,
     /// Optimiser steps per generation (fewer when `max_sample_reuse` caps them).
@@ -259,15 +327,25 @@ pub struct TrainingConfig {
     pub mirror_augmentation: bool,
     /// The share of the value target taken from the search's chances at the position rather
     /// than the game's result: the result is one noisy draw of a long game, the search's view
-    /// is a lower-variance estimate (biased by what the network does not yet know). Optional;
-    /// 0 (the result alone) when left out.
-    #[serde(default)]
+    /// is a lower-variance estimate (biased by what the network does not yet know).
     pub search_value_share: f64,
-    /// Weight of the lead head's loss (the mean squared error of its two predicted changes in
-    /// the piece lead, in units of `nn::model::LEAD_UNIT` pieces) against the policy loss. Needs
-    /// `network.lead_head`. Optional; 0 when left out.
-    #[serde(default)]
-    pub lead_loss_weight: f64,
+}
+
+impl Default for TrainingConfig {
+    fn default() -> TrainingConfig {
+        TrainingConfig {
+            batch_size: 256,
+            steps_per_generation: 100,
+            optimizer: OptimizerKind::AdamW,
+            momentum: 0.9,
+            weight_decay: 1e-4,
+            learning_rate: vec![(0, 0.002), (100, 0.001), (300, 0.0005)],
+            value_loss_weight: 1.0,
+            max_grad_norm: 10.0,
+            mirror_augmentation: true,
+            search_value_share: 0.5,
+        }
+    }
 }
 
 impl TrainingConfig {
@@ -329,8 +407,8 @@ impl EvaluationConfig {
 /// the run's score against that player, checkpoint by checkpoint. With `learn` the records,
 /// `RUN/matches/gen-N.txt`, join `replay.records`, so that the value learns from the current
 /// agent's own games against the opponent. That is how the agent learned the most it has against
-/// alphabeta at 1 s a move (README, "Values learned from the agent's own matches against
-/// alphabeta"), from matches played beside training by hand.
+/// alphabeta at 1 s a move (docs/methods.md, "Values trained on matches"), from matches played
+/// beside training by hand.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatchesConfig {
@@ -414,7 +492,9 @@ impl Config {
 
     /// Parses and validates; `origin` names the source in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
+        let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
+        // A `[rules]` section that sets no cap is read with Rules' own defaults, which have none.
+        config.rules.ply_cap.get_or_insert(DEFAULT_PLY_CAP);
         config.validate()?;
         Ok(config)
     }
@@ -436,13 +516,10 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |m: String| Err(ConfigError::Invalid(m));
         self.rules.validate().map_err(|e| ConfigError::Invalid(format!("rules: {e}")))?;
-        if self.rules.ply_cap.is_none() {
-            return invalid("rules.ply_cap must be set for training: self-play games must end".into());
-        }
         self.network.resolve()?;
         self.search.validate().map_err(|e| ConfigError::Invalid(format!("search: {e}")))?;
-        if self.run.threads == 0 || self.run.threads > 256 {
-            return invalid(format!("run.threads must be 1..=256, not {}", self.run.threads));
+        if let Some(threads) = self.run.threads.filter(|t| !(1..=256).contains(t)) {
+            return invalid(format!("run.threads must be 1..=256, not {threads}"));
         }
         let s = &self.selfplay;
         if s.games_per_generation == 0 || s.parallel_games == 0 || s.leaves_per_game == 0 {
@@ -512,15 +589,6 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&t.search_value_share) {
             return invalid(format!("training.search_value_share must be in [0, 1], not {}", t.search_value_share));
-        }
-        if !(t.lead_loss_weight >= 0.0 && t.lead_loss_weight.is_finite()) {
-            return invalid(format!("training.lead_loss_weight must be >= 0, not {}", t.lead_loss_weight));
-        }
-        // A head without a loss would never learn, a loss without a head has nothing to train.
-        match (self.network.lead_head, t.lead_loss_weight > 0.0) {
-            (true, false) => return invalid("network.lead_head is set but training.lead_loss_weight is 0: the head would never train".into()),
-            (false, true) => return invalid("training.lead_loss_weight needs network.lead_head = true".into()),
-            _ => {}
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 //! by sampling its own priors.
 //!
 //! Why: at a fixed time per move the agent's strength against alphabeta grows with the
-//! simulations it can afford (README, "Search time against alphabeta"), and on a CPU without
+//! simulations it can afford (docs/methods.md, "Search time against knowledge"), and on a CPU without
 //! bf16 instructions the 8x96 network evaluates about 150 positions a second on one core. A
 //! network of a third of its work searches about three times as many; what it must not lose is
 //! the teacher's knowledge, and a teacher's whole distributions teach more per position than
@@ -19,7 +19,7 @@
 //! positions as soon as they are played). It resumes from its last checkpoint; the window of
 //! positions it trained from lives in memory and is played afresh by the teacher.
 
-use crate::coach::{io, read_csv, write_csv, write_file, RunError};
+use crate::coach::files::{corrupt, io, read_csv, write_csv, write_file, RunError};
 use crate::config::{ConfigError, NetworkConfig};
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator, Wdl};
@@ -132,9 +132,6 @@ impl DistillConfig {
         self.rules.validate().map_err(|e| ConfigError::Invalid(format!("rules: {e}")))?;
         if self.rules.ply_cap.is_none() {
             return invalid("rules.ply_cap must be set: the teacher's games must end".into());
-        }
-        if self.network.resolve()?.leads {
-            return invalid("network.lead_head: a student learns the teacher's outputs, which have no piece leads".into());
         }
         if self.run.threads == 0 || self.run.threads > 256 {
             return invalid(format!("run.threads must be 1..=256, not {}", self.run.threads));
@@ -255,7 +252,7 @@ impl Distillation {
                 return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
             }
             let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
-            let state: DistillState = serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: state_path.clone(), problem: e.to_string() })?;
+            let state: DistillState = serde_json::from_str(&text).map_err(corrupt(&state_path))?;
             if let Some(teacher) = teacher.filter(|t| *t != state.teacher) {
                 let problem = format!("{} distils {}, not this network", dir.display(), state.teacher.display());
                 return Err(RunError::Teacher { path: teacher.to_path_buf(), problem });
@@ -341,7 +338,7 @@ impl Distillation {
         // Steps owed to the positions labelled so far (`reuse` times each, in batches).
         let mut owed = 0.0f64;
         let (mut policy_sum, mut value_sum, mut losses_since) = (0.0, 0.0, 0u64);
-        let weights = LossWeights { value: self.config.training.value_loss_weight, lead: 0.0 };
+        let weights = LossWeights { value: self.config.training.value_loss_weight };
         while self.state.steps < goal {
             let finished = self.play_move(&mut games, &mut rng);
             if finished.is_empty() {
@@ -576,7 +573,7 @@ impl TeacherGame {
     fn into_samples(self, result: RecordResult) -> Vec<Sample> {
         self.labelled
             .into_iter()
-            .map(|(position, policy, searched)| Sample { outcome: outcome_for(result, position.side_to_move()), position, policy, searched: Some(searched), leads: None })
+            .map(|(position, policy, searched)| Sample { outcome: outcome_for(result, position.side_to_move()), position, policy, searched: Some(searched) })
             .collect()
     }
 }

@@ -16,8 +16,12 @@
 //! stop                         (searches are synchronous and bounded, so there is never one to stop)
 //! quit
 //! ```
-//! Moves are in Abbott's notation (`a1-a3`, `h12xh9`, or `f1,g2-h3`; stone placements `@f6`). Anything malformed or
-//! illegal is answered with `info string error: ...` and changes nothing.
+//! Moves are in Abbott's notation (`a1-a3`, `h12xh9`, or `f1,g2-h3`; stone placements `@f6`).
+//! Anything malformed or illegal is answered with `info string error: ...`. A refused `position`
+//! leaves no position behind: until the next valid `position` (or `ucinewgame`), `go` answers
+//! an error and no move, since a move for the previous position would be a move for a game the
+//! GUI is not playing. There is no ply cap unless `PlyCap` sets one (the game has no draw
+//! rule), so `bestmove none` comes only where the game is over.
 
 use crate::game::{Color, Position, Rules, Status, SymmetryRule};
 use crate::nn::DeviceChoice;
@@ -30,7 +34,10 @@ pub struct EngineSession {
     player: Box<dyn Player>,
     device: DeviceChoice,
     rules: Rules,
-    position: Position,
+    /// The position `go` searches; None after a refused `position` command.
+    position: Option<Position>,
+    /// Why there is no position: the refused command's error.
+    refused: String,
     /// Limits set by `setoption`, used when `go` names none.
     limit: Limit,
     games: u64,
@@ -51,11 +58,12 @@ impl EngineSession {
         crate::players::check_rules(&spec, &rules).map_err(|e| e.to_string())?;
         let player = spec.build(device, 1).map_err(|e| e.to_string())?;
         let position = Position::start(rules).map_err(|e| e.to_string())?;
-        Ok(EngineSession { spec, player, device, rules, position, limit: Limit::default(), games: 0, finished: false })
+        Ok(EngineSession { spec, player, device, rules, position: Some(position), refused: String::new(), limit: Limit::default(), games: 0, finished: false })
     }
 
-    pub fn position(&self) -> &Position {
-        &self.position
+    /// The position `go` would search; None after a refused `position` command.
+    pub fn position(&self) -> Option<&Position> {
+        self.position.as_ref()
     }
 
     /// Handles one input line and returns the lines to print.
@@ -68,11 +76,14 @@ impl EngineSession {
             "ucinewgame" => {
                 self.games += 1;
                 self.player.new_game(self.games);
-                self.position = Position::start(self.rules).expect("rules were validated");
+                self.position = Some(Position::start(self.rules).expect("rules were validated"));
                 Ok(Vec::new())
             }
             "setoption" => self.set_option(rest).map(|_| Vec::new()),
-            "position" => self.set_position(rest).map(|_| Vec::new()),
+            "position" => self.set_position(rest).map(|_| Vec::new()).inspect_err(|error| {
+                self.position = None;
+                self.refused = error.clone();
+            }),
             "go" => self.go(rest),
             "stop" => Ok(Vec::new()),
             "quit" => {
@@ -131,7 +142,7 @@ impl EngineSession {
                 // A new board means a new game: the position starts over on it.
                 let (width, height) = crate::game::parse_board(value).map_err(|e| e.to_string())?;
                 let rules = Rules { width, height, ..self.rules };
-                self.position = Position::start(rules).map_err(|e| e.to_string())?;
+                self.position = Some(Position::start(rules).map_err(|e| e.to_string())?);
                 self.rules = rules;
             }
             "stones" => {
@@ -143,7 +154,7 @@ impl EngineSession {
                 };
                 let rules = Rules { stones, ..self.rules };
                 crate::players::check_rules(&self.spec, &rules).map_err(|e| e.to_string())?;
-                self.position = Position::start(rules).map_err(|e| e.to_string())?;
+                self.position = Some(Position::start(rules).map_err(|e| e.to_string())?);
                 self.rules = rules;
             }
             _ => return Err(format!("unknown option {name:?} (Player, Nodes, MoveTime, Depth, PlyCap, Symmetry, Board, Stones)")),
@@ -152,14 +163,14 @@ impl EngineSession {
     }
 
     fn set_rules(&mut self, rules: Rules) -> Result<(), String> {
-        let position = self.position.with_rules(rules).map_err(|e| e.to_string())?;
+        let position = self.position.map(|p| p.with_rules(rules)).transpose().map_err(|e| e.to_string())?;
         self.rules = rules;
         self.position = position;
         Ok(())
     }
 
-    /// `startpos [moves ...]` or `fen <text> [moves ...]`. Only a fully valid command changes the
-    /// position.
+    /// `startpos [moves ...]` or `fen <text> [moves ...]`. Only a fully valid command sets a
+    /// position (the caller drops it on an error).
     fn set_position(&mut self, text: &str) -> Result<(), String> {
         let (setup, moves) = match text.split_once(" moves") {
             Some((setup, moves)) => (setup.trim(), Some(moves)),
@@ -179,13 +190,13 @@ impl EngineSession {
             let mv = position.parse_move(text).map_err(|e| format!("move {} ({text}): {e}", i + 1))?;
             position = position.play_unchecked(mv);
         }
-        self.position = position;
+        self.position = Some(position);
         Ok(())
     }
 
     /// The limit for a `go` command: what it names, else the session's options, else the
     /// player's own. A clock (`wtime`/`btime`) gives a share of the remaining time.
-    fn go_limit(&self, text: &str) -> Result<Limit, String> {
+    fn go_limit(&self, position: &Position, text: &str) -> Result<Limit, String> {
         let words: Vec<&str> = text.split_whitespace().collect();
         let mut limit = Limit::default();
         let mut clock = [None::<u64>; 2];
@@ -213,7 +224,7 @@ impl EngineSession {
             }
             i += 2;
         }
-        let side = if self.position.side_to_move() == Color::White { 0 } else { 1 };
+        let side = if position.side_to_move() == Color::White { 0 } else { 1 };
         if let (Some(remaining), None) = (clock[side], limit.time) {
             // A fixed share of what is left (a game runs about 60 of our moves), never more than
             // half of it, plus most of the increment.
@@ -224,11 +235,14 @@ impl EngineSession {
     }
 
     fn go(&mut self, text: &str) -> Result<Vec<String>, String> {
-        let limit = self.go_limit(text)?;
-        if self.position.status() != Status::Ongoing {
+        let Some(position) = self.position else {
+            return Err(format!("no position to search: the last position command was refused ({})", self.refused));
+        };
+        let limit = self.go_limit(&position, text)?;
+        if position.status() != Status::Ongoing {
             return Ok(vec!["info string the game is over".into(), "bestmove none".into()]);
         }
-        let decision = self.player.choose(&self.position, limit);
+        let decision = self.player.choose(&position, limit);
         let mut info = vec!["info".to_string()];
         if let Some(depth) = decision.depth {
             info.push(format!("depth {depth}"));
@@ -238,7 +252,7 @@ impl EngineSession {
             // Centi-units of the [-1, 1] value, so GUIs that only read `score cp` show something.
             info.push(format!("score cp {} winprob {:.3}", (value * 100.0).round() as i32, winning_chance(value)));
         }
-        let mut line = self.position;
+        let mut line = position;
         let mut pv = Vec::new();
         for mv in &decision.principal_variation {
             if line.status() != Status::Ongoing || line.check(*mv).is_err() {
@@ -250,6 +264,6 @@ impl EngineSession {
         if !pv.is_empty() {
             info.push(format!("pv {}", pv.join(" ")));
         }
-        Ok(vec![info.join(" "), format!("bestmove {}", self.position.notation(decision.mv))])
+        Ok(vec![info.join(" "), format!("bestmove {}", position.notation(decision.mv))])
     }
 }

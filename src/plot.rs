@@ -2,7 +2,7 @@
 //! the losses, game length, beside it the score against each self-play opponent and in the
 //! matches of `[matches]` when the run has any), drawn from `metrics.csv`, `opponents.csv`,
 //! `matches.csv` and `ratings/ratings.csv`; and of several runs side by side (an A/B of configs). SVG needs no fonts on the machine and shows in any
-//! browser and in the README.
+//! browser and in the docs.
 
 use crate::coach::rating::{read_ratings, RatingRow};
 use crate::arena::elo::Tally;

@@ -2,14 +2,13 @@
 //!
 //! Each generation's samples are one chunk file `replay/gen-NNNNNN.bin`, written atomically;
 //! the buffer is the most recent chunks that fill the window. Chunk layout (little endian):
-//! `EPAMREP3`, width u8, height u8, count u32, then per sample: white and black bitboards
+//! `EPAMREP2`, width u8, height u8, count u32, then per sample: white and black bitboards
 //! (4 x u64 each), in the stones variant the stones' bitboard too (only there, so standard
 //! chunks are unchanged), side u8, ply u16, outcome i8 (for the side to move), the searched
-//! chances as a flag u8 (1 when present) and then win, draw and loss f32, the piece leads as a
-//! flag u8 (1 when present) and then the lead later and at the end, i8 each, move count u16,
-//! then (policy index u16, probability f32) per move. Older chunks still read: `EPAMREP2`,
-//! written before the piece leads were kept, is the same without their flag and values, and
-//! `EPAMREP1`, from before the searched chances, also without theirs.
+//! chances as a flag u8 (1 when present) and then win, draw and loss f32, move count u16, then
+//! (policy index u16, probability f32) per move. Older chunks still read: `EPAMREP3` has, after
+//! the searched chances, piece leads (a flag u8 and, when 1, two i8) for a head since removed,
+//! which are skipped, and `EPAMREP1`, from before the searched chances, lacks those.
 
 use crate::encode;
 use crate::evaluator::Wdl;
@@ -32,37 +31,6 @@ pub struct Sample {
     /// The search's chances for the side to move here, which training can blend into the
     /// value target (`search_value_share`). None in chunks written before they were kept.
     pub searched: Option<Wdl>,
-    /// The piece leads of the side to move later in its game, the lead head's targets. None in
-    /// chunks written before they were kept.
-    pub leads: Option<PieceLeads>,
-}
-
-/// How many plies after a position [`PieceLeads::later`] looks: ten moves of each side, long
-/// enough for an exchange to play out, short enough that the position still decides it.
-pub const LEAD_HORIZON: usize = 20;
-
-/// The side to move's pieces minus its opponent's, [`LEAD_HORIZON`] plies later (or at the end,
-/// if the game ends sooner) and at the end of the game. Where the result says who won, these
-/// say by how much and when: the agent's lost games fall behind in pieces long before they are
-/// lost (README, "Search time or knowledge").
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PieceLeads {
-    pub later: i8,
-    pub end: i8,
-}
-
-impl PieceLeads {
-    /// The leads for the side to move at `positions[index]`, where `positions` are a game's
-    /// positions from its start to its end.
-    pub fn at(positions: &[Position], index: usize) -> PieceLeads {
-        let side = positions[index].side_to_move();
-        let lead = |position: &Position| {
-            let difference = position.pieces(side).count() as i64 - position.pieces(side.opponent()).count() as i64;
-            difference.clamp(i8::MIN as i64, i8::MAX as i64) as i8
-        };
-        let last = positions.len() - 1;
-        PieceLeads { later: lead(&positions[(index + LEAD_HORIZON).min(last)]), end: lead(&positions[last]) }
-    }
 }
 
 /// The result of a game from the view of `side`. The one place where a result becomes a value
@@ -121,19 +89,17 @@ pub fn samples_of_game(record: &crate::game::GameRecord) -> Vec<Sample> {
     if record.result == RecordResult::Unfinished {
         return Vec::new();
     }
-    let positions = record.positions();
-    let ongoing = |(_, position): &(usize, &Position)| !position.side_to_move_has_won() && position.has_legal_move();
-    positions
+    record
+        .positions()
         .iter()
-        .enumerate()
-        .filter(ongoing)
-        .map(|(index, position)| Sample { position: *position, policy: Vec::new(), outcome: outcome_for(record.result, position.side_to_move()), searched: None, leads: Some(PieceLeads::at(&positions, index)) })
+        .filter(|position| !position.side_to_move_has_won() && position.has_legal_move())
+        .map(|position| Sample { position: *position, policy: Vec::new(), outcome: outcome_for(record.result, position.side_to_move()), searched: None })
         .collect()
 }
 
-const MAGIC: &[u8; 8] = b"EPAMREP3";
-/// The layout before the piece leads.
-const MAGIC_V2: &[u8; 8] = b"EPAMREP2";
+const MAGIC: &[u8; 8] = b"EPAMREP2";
+/// The layout with piece leads after the searched chances.
+const MAGIC_WITH_LEADS: &[u8; 8] = b"EPAMREP3";
 /// The layout before the searched chances.
 const MAGIC_V1: &[u8; 8] = b"EPAMREP1";
 
@@ -162,10 +128,6 @@ pub fn encode_chunk(samples: &[Sample], rules: &Rules) -> Vec<u8> {
             for chance in [win, draw, loss] {
                 out.extend_from_slice(&chance.to_le_bytes());
             }
-        }
-        out.push(sample.leads.is_some() as u8);
-        if let Some(PieceLeads { later, end }) = sample.leads {
-            out.extend_from_slice(&[later as u8, end as u8]);
         }
         out.extend_from_slice(&(sample.policy.len() as u16).to_le_bytes());
         for (index, p) in &sample.policy {
@@ -210,8 +172,8 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
     let corrupt = |problem: String| ReplayError::Corrupt { path: path.to_path_buf(), problem };
     let mut r = Reader { bytes, at: 0, path };
     let (has_searched, has_leads) = match r.take(8)? {
-        magic if magic == MAGIC => (true, true),
-        magic if magic == MAGIC_V2 => (true, false),
+        magic if magic == MAGIC => (true, false),
+        magic if magic == MAGIC_WITH_LEADS => (true, true),
         magic if magic == MAGIC_V1 => (false, false),
         _ => return Err(corrupt("not a replay chunk (bad magic)".into())),
     };
@@ -260,11 +222,13 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
             }
             other => return Err(corrupt(format!("sample {i}: searched-chances flag {other}"))),
         };
-        let leads = match if has_leads { r.u8()? } else { 0 } {
-            0 => None,
-            1 => Some(PieceLeads { later: r.u8()? as i8, end: r.u8()? as i8 }),
+        match if has_leads { r.u8()? } else { 0 } {
+            0 => {}
+            1 => {
+                r.take(2)?;
+            }
             other => return Err(corrupt(format!("sample {i}: piece-leads flag {other}"))),
-        };
+        }
         let moves = r.u16()? as usize;
         let mut policy = Vec::with_capacity(moves);
         for _ in 0..moves {
@@ -275,7 +239,7 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
             }
             policy.push((index, p));
         }
-        samples.push(Sample { position, policy, outcome, searched, leads });
+        samples.push(Sample { position, policy, outcome, searched });
     }
     if r.at != bytes.len() {
         return Err(corrupt(format!("{} bytes after the last sample", bytes.len() - r.at)));

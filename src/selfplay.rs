@@ -14,7 +14,7 @@ use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termin
 use crate::mcts::{Gathered, LeafToken, RootSearch, Search, SearchConfig};
 use crate::nn::DeviceChoice;
 use crate::players::{Limit, Player, PlayerSpec};
-use crate::replay::{outcome_for, PieceLeads, Sample, SparsePolicy};
+use crate::replay::{outcome_for, Sample, SparsePolicy};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -308,16 +308,10 @@ impl Game {
             record = record.with_tag("Stopped", format!("no capture in {} plies", self.plies_since_capture));
         }
         let scored = target_result(&record, config.capped_games);
-        let positions = record.positions();
         let samples = self
             .targets
             .into_iter()
-            .map(|(position, policy, searched)| {
-                // Plies count from the start position's own, which need not be 0.
-                let index = usize::from(position.ply() - self.start.ply());
-                debug_assert_eq!(positions[index], position);
-                Sample { outcome: outcome_for(scored, position.side_to_move()), leads: Some(PieceLeads::at(&positions, index)), position, policy, searched }
-            })
+            .map(|(position, policy, searched)| Sample { outcome: outcome_for(scored, position.side_to_move()), position, policy, searched })
             .collect();
         (record, samples)
     }
@@ -386,11 +380,44 @@ impl SelfPlayOutput {
     }
 }
 
+/// Where a generation's self-play stands, reported about once a second while it plays.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SelfPlayProgress {
+    pub games_done: usize,
+    pub games_total: usize,
+    /// The games this invocation plays: the total less those an interrupted one finished.
+    pub games_to_play: usize,
+    /// Plies played by this invocation, in finished games and in games under way.
+    pub plies: usize,
+    /// Simulations searched by this invocation.
+    pub simulations: u64,
+    pub seconds: f64,
+    /// The plies a game is expected to take: the mean of this invocation's finished games,
+    /// else the ply cap (a fresh network's games in lockstep all run to it).
+    pub plies_per_game: f64,
+}
+
+impl SelfPlayProgress {
+    pub fn simulations_per_second(&self) -> f64 {
+        self.simulations as f64 / self.seconds.max(1e-9)
+    }
+
+    /// The time the generation has left at the pace so far, once a ply has been played.
+    pub fn seconds_left(&self) -> Option<f64> {
+        let expected = self.games_to_play as f64 * self.plies_per_game;
+        (self.plies > 0).then(|| (self.seconds / self.plies as f64 * (expected - self.plies as f64)).max(0.0))
+    }
+}
+
+/// How often [`play_games`] reports its progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
 /// Plays `config.games_per_generation` games with `evaluator` guiding every search. `seed`
 /// fixes every game's randomness, by its index. `resumed` holds games of this generation that
 /// an interrupted invocation finished: they count in the output and are not played again.
 /// `on_game` is given every game as it finishes, with the number done so far; an error from it
-/// stops the generation and is returned. The output holds the games in the order of their
+/// stops the generation and is returned. `on_progress` hears where the generation stands about
+/// once a second. The output holds the games in the order of their
 /// indices, whatever order they finished in (which depends on the opponents' timing, and on
 /// where an interruption fell).
 #[allow(clippy::too_many_arguments)]
@@ -403,9 +430,13 @@ pub fn play_games<E>(
     player_name: &str,
     resumed: Vec<FinishedGame>,
     on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
+    on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
     let started_at = Instant::now();
+    let mut reported_at = started_at;
     let total = config.games_per_generation;
+    let games_to_play = total - resumed.len();
+    let (mut finished_plies, mut finished_here) = (0, 0);
     let done: std::collections::BTreeSet<usize> = resumed.iter().map(|game| game.index).collect();
     let mut simulations = 0;
     let mut finished_games = resumed;
@@ -436,10 +467,25 @@ pub fn play_games<E>(
                 None => games.swap_remove(i),
             };
             simulations += game.simulations;
+            finished_plies += game.moves.len();
+            finished_here += 1;
             let (record, samples) = game.finish(player_name, config);
             let game = FinishedGame { index, record, samples };
             on_game(&game, finished_games.len() + 1)?;
             finished_games.push(game);
+        }
+        if reported_at.elapsed() >= PROGRESS_EVERY {
+            reported_at = Instant::now();
+            let ply_cap = rules.ply_cap.map_or(300.0, f64::from);
+            on_progress(&SelfPlayProgress {
+                games_done: finished_games.len(),
+                games_total: total,
+                games_to_play,
+                plies: finished_plies + games.iter().map(|(_, g)| g.moves.len()).sum::<usize>(),
+                simulations: simulations + games.iter().map(|(_, g)| g.simulations).sum::<u64>(),
+                seconds: started_at.elapsed().as_secs_f64(),
+                plies_per_game: if finished_here > 0 { finished_plies as f64 / finished_here as f64 } else { ply_cap },
+            });
         }
         if games.iter().all(|(_, g)| g.over(config)) {
             continue; // fresh games may need advancing before they can search

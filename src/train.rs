@@ -1,14 +1,12 @@
 //! Training steps: batches drawn from the replay window (and the game records a run holds beside
 //! it, `replay.records`), policy cross-entropy plus win/draw/loss
-//! cross-entropy (against the result, or a blend with the search's chances), with a lead head
-//! the squared error of its predicted changes in the piece lead, the optimiser with weight decay
-//! and gradient clipping.
+//! cross-entropy (against the result, or a blend with the search's chances), the optimiser with
+//! weight decay and gradient clipping.
 
 use crate::config::TrainingConfig;
 use crate::encode;
 use crate::evaluator::Wdl;
 use crate::nn::optim::Optimizer;
-use crate::nn::model::LEAD_UNIT;
 use crate::nn::{encode_batch, Network};
 use crate::replay::{ReplayBuffer, Sample};
 use rand::Rng;
@@ -28,21 +26,16 @@ pub struct TrainStats {
     pub value_accuracy: f64,
     /// Gradient norm before clipping.
     pub grad_norm: f64,
-    /// The lead head's loss; none without the head.
-    pub lead_loss: Option<f64>,
     pub seconds: f64,
 }
 
 /// A batch as tensors: inputs, dense policy targets, value targets (chances of a win, a draw
-/// and a loss), the games' results as classes (0 win, 1 draw, 2 loss), and the lead head's
-/// targets (see [`lead_target`]) with a mask that is 1 where a sample has them.
+/// and a loss), and the games' results as classes (0 win, 1 draw, 2 loss).
 pub struct Batch {
     pub inputs: Tensor,
     pub policy: Tensor,
     pub value: Tensor,
     pub value_class: Tensor,
-    pub leads: Tensor,
-    pub lead_mask: Tensor,
 }
 
 /// A sample's value target: its game's result, with `search_value_share` of it replaced by the
@@ -57,18 +50,6 @@ pub fn value_target(sample: &Sample, search_value_share: f64) -> [f32; 3] {
         }
     }
     target
-}
-
-/// A sample's lead target: how much the side to move's piece lead changes from this position to
-/// [`PieceLeads`](crate::replay::PieceLeads)'s two later points, in `LEAD_UNIT`s. The change
-/// rather than the lead itself, because the present lead is on the board for any network to
-/// count: a head that starts at zero starts by predicting that nothing changes, a hard baseline
-/// (an absolute target spent its first hundreds of steps learning to count, and was still worse
-/// than that baseline after 500), and what it learns beyond that is which exchanges are coming.
-pub fn lead_target(sample: &Sample) -> Option<[f32; 2]> {
-    let side = sample.position.side_to_move();
-    let now = sample.position.pieces(side).count() as f64 - sample.position.pieces(side.opponent()).count() as f64;
-    sample.leads.map(|l| [l.later, l.end].map(|lead| ((lead as f64 - now) / LEAD_UNIT) as f32))
 }
 
 /// Builds a batch from samples for a network reading `inputs`, mirroring each left-right when
@@ -89,17 +70,12 @@ pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, 
     }
     let value: Vec<f32> = samples.iter().flat_map(|s| value_target(s, search_value_share)).collect();
     let value_class: Vec<i64> = samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
-    // Leads do not change under a mirror: the pieces are the same.
-    let leads: Vec<f32> = samples.iter().flat_map(|s| lead_target(s).unwrap_or([0.0; 2])).collect();
-    let lead_mask: Vec<f32> = samples.iter().map(|s| if s.leads.is_some() { 1.0 } else { 0.0 }).collect();
     let b = samples.len() as i64;
     Batch {
         inputs: Tensor::from_slice(&planes).view([b, inputs.planes() as i64, height as i64, width as i64]).to_device(device),
         policy: Tensor::from_slice(&policy).view([b, policy_size as i64]).to_device(device),
         value: Tensor::from_slice(&value).view([b, 3]).to_device(device),
         value_class: Tensor::from_slice(&value_class).to_device(device),
-        leads: Tensor::from_slice(&leads).view([b, 2]).to_device(device),
-        lead_mask: Tensor::from_slice(&lead_mask).to_device(device),
     }
 }
 
@@ -114,47 +90,35 @@ pub struct Losses {
     pub entropy: f64,
     /// How often the most likely of win/draw/loss was the game's result.
     pub accuracy: f64,
-    /// Mean squared error of the lead head's two predicted changes over the samples with leads, in
-    /// `LEAD_UNIT`s; none without the head.
-    pub lead: Option<f64>,
 }
 
 /// The weights of the losses in the total (the policy's is 1).
 #[derive(Clone, Copy, Debug)]
 pub struct LossWeights {
     pub value: f64,
-    pub lead: f64,
 }
 
 impl LossWeights {
     pub fn of(config: &TrainingConfig) -> LossWeights {
-        LossWeights { value: config.value_loss_weight, lead: config.lead_loss_weight }
+        LossWeights { value: config.value_loss_weight }
     }
 }
 
 /// [`Losses`] of `network` on a batch.
 pub fn losses(network: &Network, batch: &Batch, weights: LossWeights, train: bool) -> Losses {
-    let outputs = network.model.forward_all(&batch.inputs, train);
-    let log_policy = outputs.policy.log_softmax(-1, Kind::Float);
+    let (policy, wdl) = network.model.forward_t(&batch.inputs, train);
+    let log_policy = policy.log_softmax(-1, Kind::Float);
     // A sample without a policy target (a position from a game record, whose move was no
     // search's visit shares) has an all-zero row: it adds nothing to the policy loss, which is
     // the mean over the samples that have one, so a batch's policy loss does not shrink with
     // the records' share of it.
     let with_policy = batch.policy.sum_dim_intlist(-1, false, Kind::Float).gt(0.0).to_kind(Kind::Float);
     let policy_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float).sum(Kind::Float) / with_policy.sum(Kind::Float).clamp_min(1.0);
-    let value_loss = -(&batch.value * outputs.wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
+    let value_loss = -(&batch.value * wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
     let entropy = -(log_policy.exp() * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
-    let accuracy = outputs.wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
-    let mut total = &policy_loss + weights.value * &value_loss;
-    let lead = outputs.leads.map(|predicted| {
-        // Samples from chunks written before the leads were kept have none: masked out. A batch
-        // with none at all has a lead loss of 0 (the sum is divided by at least 1).
-        let squared = (predicted - &batch.leads).square().mean_dim([1i64].as_slice(), false, Kind::Float);
-        let loss = (squared * &batch.lead_mask).sum(Kind::Float) / batch.lead_mask.sum(Kind::Float).clamp_min(1.0);
-        total += weights.lead * &loss;
-        loss.double_value(&[])
-    });
-    Losses { policy: policy_loss.double_value(&[]), value: value_loss.double_value(&[]), entropy: entropy.double_value(&[]), accuracy: accuracy.double_value(&[]), lead, total }
+    let accuracy = wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
+    let total = &policy_loss + weights.value * &value_loss;
+    Losses { policy: policy_loss.double_value(&[]), value: value_loss.double_value(&[]), entropy: entropy.double_value(&[]), accuracy: accuracy.double_value(&[]), total }
 }
 
 /// Mean losses of a network over samples it has not trained on, in evaluation mode
@@ -163,8 +127,6 @@ pub fn losses(network: &Network, batch: &Batch, weights: LossWeights, train: boo
 pub struct HeldOutLosses {
     pub policy: f64,
     pub value: f64,
-    /// None without a lead head.
-    pub lead: Option<f64>,
 }
 
 /// [`HeldOutLosses`] of `network` over `samples` (none when there are no samples), with the
@@ -173,23 +135,18 @@ pub fn held_out_losses(network: &Network, samples: &[Sample], search_value_share
     if samples.is_empty() {
         return None;
     }
-    let (mut policy, mut value, mut lead, mut with_leads) = (0.0, 0.0, 0.0, 0.0);
+    let (mut policy, mut value) = (0.0, 0.0);
     // The weights only make the total, which is not used here.
-    let weights = LossWeights { value: 1.0, lead: 1.0 };
+    let weights = LossWeights { value: 1.0 };
     for chunk in samples.chunks(256) {
         let refs: Vec<&Sample> = chunk.iter().collect();
         let batch = make_batch(&refs, &vec![false; refs.len()], network.config.inputs(), search_value_share, network.device());
         let chunk_losses = tch::no_grad(|| losses(network, &batch, weights, false));
         policy += chunk_losses.policy * refs.len() as f64;
         value += chunk_losses.value * refs.len() as f64;
-        // The lead loss is a mean over the samples that have leads: weigh it by their number.
-        let leads = refs.iter().filter(|s| s.leads.is_some()).count() as f64;
-        lead += chunk_losses.lead.unwrap_or(0.0) * leads;
-        with_leads += leads;
     }
     let n = samples.len() as f64;
-    let lead = (network.config.leads && with_leads > 0.0).then(|| lead / with_leads);
-    Some(HeldOutLosses { policy: policy / n, value: value / n, lead })
+    Some(HeldOutLosses { policy: policy / n, value: value / n })
 }
 
 /// One call of [`train`]: `steps` optimiser steps at `learning_rate`, on batches drawn from the
@@ -230,9 +187,6 @@ pub fn train(
         stats.value_loss += step_losses.value;
         stats.policy_entropy += step_losses.entropy;
         stats.value_accuracy += step_losses.accuracy;
-        if let Some(lead) = step_losses.lead {
-            *stats.lead_loss.get_or_insert(0.0) += lead;
-        }
         on_step(step + 1);
     }
     let n = stats.steps.max(1) as f64;
@@ -241,7 +195,6 @@ pub fn train(
     stats.policy_entropy /= n;
     stats.value_accuracy /= n;
     stats.grad_norm /= n;
-    stats.lead_loss = stats.lead_loss.map(|total| total / n);
     stats.seconds = started.elapsed().as_secs_f64();
     stats
 }

@@ -291,15 +291,7 @@ fn player_specs_parse_and_name_their_errors() {
     assert_eq!(net.precision, Some(epaminondas::nn::Precision::F32));
     let net: PlayerSpec = "net:gen.safetensors:leaves=2".parse().unwrap();
     assert_eq!(net.leaves, Some(2));
-    let net: PlayerSpec = "net:gen.safetensors:guard=20000".parse().unwrap();
-    assert_eq!(net.guard, Some(20_000));
-    let net: PlayerSpec = "net:gen.safetensors:minimax=0.3".parse().unwrap();
-    assert_eq!(net.search_config().minimax_weight, 0.3);
-    let net: PlayerSpec = "net:gen.safetensors:mirror=on".parse().unwrap();
-    assert_eq!(net.mirror, Some(true));
-    let net: PlayerSpec = "net:gen.safetensors:blend=0.2".parse().unwrap();
-    assert_eq!(net.blend, Some(0.2));
-    for (text, expected) in [("net:a:blend=1.5", "[0, 1]"), ("net:a:guard=-1", "positions"), ("net:a:mirror=yes", "on or off"), ("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known"), ("net:a:draw=-2", "[-1, 1]"), ("net:a:precision=f16", "f32, bf16 or auto"), ("net:a:leaves=0", "1..=256"), ("net:a:minimax=1.5", "[0, 1]")] {
+    for (text, expected) in [("net:a:blend=0.2", "not known"), ("net:a:forced=yes", "on or off"), ("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known"), ("net:a:draw=-2", "[-1, 1]"), ("net:a:precision=f16", "f32, bf16 or auto"), ("net:a:leaves=0", "1..=256")] {
         let error = text.parse::<PlayerSpec>().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains(expected), "{text}: {error}");
     }
@@ -381,7 +373,7 @@ fn matches_on_the_same_openings_compare_round_by_round() {
 #[test]
 fn shipped_records_tally_and_compare_as_the_readme_says() {
     use std::path::Path;
-    let records = |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/records").join(name);
+    let records = |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("data/records").join(name);
     let run = |args: &[&Path]| {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(args).output().unwrap();
         (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr))

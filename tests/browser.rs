@@ -258,7 +258,7 @@ fn a_browser_plays_a_few_moves() {
     };
 
     // The shipped agent at a few simulations: real, and quick.
-    let spec: PlayerSpec = "net:models/medium-contempt-gen25.safetensors".parse().expect("a spec");
+    let spec: PlayerSpec = "net:models/anchored-values-6x64-step1600.safetensors".parse().expect("a spec");
     let agent = spec.build(DeviceChoice::Cpu, 7).expect("the shipped agent loads");
     let api = Arc::new(Api::new(agent, spec.text.clone(), Rules::default(), Limit { nodes: Some(32), ..Limit::default() }));
     let server = Server::start(api, "127.0.0.1:0", 2).expect("a free port");

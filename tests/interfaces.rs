@@ -38,7 +38,7 @@ fn engines_play_a_refereed_game() {
     while referee.status() == Status::Ongoing {
         let engine = if referee.side_to_move() == epaminondas::game::Color::White { &mut white } else { &mut black };
         assert!(engine.handle(&format!("position startpos moves {}", moves.join(" "))).is_empty());
-        assert_eq!(engine.position(), &referee, "the engine's position follows the moves sent");
+        assert_eq!(engine.position(), Some(&referee), "the engine's position follows the moves sent");
         let text = bestmove(&engine.handle("go nodes 50"));
         let mv = referee.parse_move(&text).unwrap_or_else(|e| panic!("engine sent {text}: {e}"));
         referee = referee.play(mv).unwrap();
@@ -53,12 +53,8 @@ fn engines_play_a_refereed_game() {
 fn engine_errors_are_reported_and_change_nothing() {
     let mut engine = session("alphabeta:depth=1", 300);
     engine.handle("position startpos moves a1-a3");
-    let before = *engine.position();
+    let before = *engine.position().unwrap();
     for (command, expected) in [
-        ("position startpos moves a1-a3 a1-a2", "move 2"),
-        ("position startpos moves zz", "move 1"),
-        ("position fen 14/14 w", "position fen"),
-        ("position sideways", "startpos"),
         ("go nodes many", "whole number"),
         ("go wtime", "needs a value"),
         ("setoption name Depth value deep", "whole number"),
@@ -71,26 +67,79 @@ fn engine_errors_are_reported_and_change_nothing() {
         let replies = engine.handle(command);
         assert_eq!(replies.len(), 1, "{command}: {replies:?}");
         assert!(replies[0].starts_with("info string error:") && replies[0].contains(expected), "{command}: {replies:?}");
-        assert_eq!(engine.position(), &before, "{command} changed the position");
+        assert_eq!(engine.position(), Some(&before), "{command} changed the position");
     }
     // A good command still works afterwards, and a position text with moves is read.
     let fen = "14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w";
     assert!(engine.handle(&format!("position fen {fen} moves a11-a12")).is_empty());
-    assert_eq!(engine.position().side_to_move(), epaminondas::game::Color::Black);
+    assert_eq!(engine.position().unwrap().side_to_move(), epaminondas::game::Color::Black);
     let replies = engine.handle("go depth 2");
     assert!(replies[0].starts_with("info depth"), "{replies:?}");
+}
+
+/// A refused `position` leaves no position behind: `go` then answers an error and no move (a
+/// move for the previous position would be one for a game the GUI is not playing), until a
+/// valid `position` or `ucinewgame`.
+#[test]
+fn a_refused_position_leaves_no_stale_position() {
+    for (command, expected) in [
+        ("position startpos moves a1-a3 a1-a2", "move 2"),
+        ("position startpos moves zz", "move 1"),
+        ("position fen 14/14 w", "position fen"),
+        ("position sideways", "startpos"),
+    ] {
+        let mut engine = session("greedy", 300);
+        assert!(engine.handle("position startpos moves a1-a3").is_empty());
+        let replies = engine.handle(command);
+        assert!(replies.len() == 1 && replies[0].starts_with("info string error:") && replies[0].contains(expected), "{command}: {replies:?}");
+        assert_eq!(engine.position(), None);
+        let replies = engine.handle("go nodes 5");
+        assert_eq!(replies.len(), 1, "{command}: {replies:?}");
+        assert!(replies[0].starts_with("info string error: no position") && replies[0].contains(expected), "{command}: {replies:?}");
+        // Options that change the rules still apply, and a new position brings moves back.
+        assert!(engine.handle("setoption name Symmetry value both").is_empty());
+        assert!(engine.handle("position startpos moves a1-a3").is_empty());
+        assert!(bestmove(&engine.handle("go nodes 5")) != "none");
+        engine.handle(command);
+        assert!(engine.handle("ucinewgame").is_empty());
+        assert_eq!(engine.position(), Some(&Position::start(Rules { symmetry: epaminondas::game::SymmetryRule::Both, ..rules(300) }).unwrap()));
+    }
+}
+
+/// The game has no draw rule, so with no PlyCap set the engine takes a game of any length and
+/// always answers a move while the rules have not ended it: a 400-ply shuffle of two pieces is
+/// a position like any other. With PlyCap set, the cap ends it.
+#[test]
+fn the_engine_has_no_ply_cap_unless_told() {
+    let mut engine = EngineSession::new("greedy".parse().unwrap(), DeviceChoice::Cpu, Rules::default()).unwrap();
+    assert!(engine.handle("uci").iter().any(|line| line == "option name PlyCap type spin default 0 min 0 max 65535"));
+    // One piece each, far from everything: a1 and n12 step back and forth.
+    let fen = "13b/14/14/14/14/14/14/14/14/14/14/w13 w";
+    let mut moves = Vec::new();
+    for i in 0..100 {
+        moves.extend(if i % 2 == 0 { ["a1-a2", "n12-n11", "a2-a1", "n11-n12"] } else { ["a1-b1", "n12-m12", "b1-a1", "m12-n12"] });
+    }
+    assert_eq!(moves.len(), 400);
+    let position = format!("position fen {fen} moves {}", moves.join(" "));
+    assert!(engine.handle(&position).is_empty(), "a 400-ply game is refused");
+    assert_eq!(engine.position().unwrap().ply(), 400);
+    let mv = bestmove(&engine.handle("go nodes 10"));
+    assert!(engine.position().unwrap().parse_move(&mv).is_ok(), "{mv}");
+    assert!(engine.handle("setoption name PlyCap value 300").is_empty());
+    assert_eq!(bestmove(&engine.handle("go nodes 10")), "none");
 }
 
 #[test]
 fn engine_plays_on_a_named_board() {
     let mut engine = session("greedy", 300);
     assert!(engine.handle("setoption name Board value crossings-board").is_empty());
-    assert_eq!(engine.position(), &Position::start(Rules { width: 8, height: 8, ..rules(300) }).unwrap());
+    assert_eq!(engine.position(), Some(&Position::start(Rules { width: 8, height: 8, ..rules(300) }).unwrap()));
     assert!(engine.handle("position startpos moves a1-a3").is_empty());
     let mv = bestmove(&engine.handle("go"));
-    assert!(engine.position().parse_move(&mv).is_ok(), "{mv} on 8x8");
+    assert!(engine.position().unwrap().parse_move(&mv).is_ok(), "{mv} on 8x8");
     assert!(engine.handle("setoption name Board value 10x8").is_empty());
-    assert_eq!((engine.position().rules().width, engine.position().rules().height), (10, 8));
+    let rules_now = *engine.position().unwrap().rules();
+    assert_eq!((rules_now.width, rules_now.height), (10, 8));
 }
 
 #[test]
@@ -98,22 +147,22 @@ fn engine_plays_the_stones_variant() {
     let mut engine = session("alphabeta:depth=2", 300);
     assert!(engine.handle("uci").iter().any(|line| line == "option name Stones type check default false"));
     assert!(engine.handle("setoption name Stones value on").is_empty());
-    assert_eq!(engine.position(), &Position::start(Rules { stones: true, ..rules(300) }).unwrap());
+    assert_eq!(engine.position(), Some(&Position::start(Rules { stones: true, ..rules(300) }).unwrap()));
     // Black places first; the engine answers with White's stone, then places or moves in turn.
     assert!(engine.handle("position startpos moves @f6").is_empty());
     let mv = bestmove(&engine.handle("go"));
     assert!(mv.starts_with('@'), "{mv}");
     assert!(engine.handle(&format!("position startpos moves @f6 {mv} @h8")).is_empty());
     let mv = bestmove(&engine.handle("go"));
-    assert!(!mv.starts_with('@') && engine.position().parse_move(&mv).is_ok(), "{mv}");
-    // A piece move during the placements, and a bad value, are refused without a change.
-    let before = *engine.position();
+    assert!(!mv.starts_with('@') && engine.position().unwrap().parse_move(&mv).is_ok(), "{mv}");
+    // A bad value is refused without a change; a piece move during the placements is refused.
+    let before = *engine.position().unwrap();
+    assert!(engine.handle("setoption name Stones value maybe")[0].contains("on or off"));
+    assert_eq!(engine.position(), Some(&before));
     let replies = engine.handle("position startpos moves a2-a3");
     assert!(replies[0].contains("place a stone"), "{replies:?}");
-    assert!(engine.handle("setoption name Stones value maybe")[0].contains("on or off"));
-    assert_eq!(engine.position(), &before);
     assert!(engine.handle("setoption name Stones value off").is_empty());
-    assert_eq!(engine.position(), &Position::start(rules(300)).unwrap());
+    assert_eq!(engine.position(), Some(&Position::start(rules(300)).unwrap()));
 }
 
 #[test]

@@ -69,7 +69,7 @@ fn record_positions_carry_their_games_results_and_no_policy() {
     for sample in &samples[2..] {
         assert_eq!(sample.outcome, capped_outcome(sample.position.side_to_move()));
     }
-    assert!(samples.iter().all(|s| s.policy.is_empty() && s.searched.is_none() && s.leads.is_some()));
+    assert!(samples.iter().all(|s| s.policy.is_empty() && s.searched.is_none()));
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn self_play_samples(count: usize, outcome: i8) -> Vec<Sample> {
     for _ in 0..count {
         let moves = position.legal_moves();
         let index = epaminondas::encode::move_index(&position, moves[0]) as u16;
-        samples.push(Sample { position, policy: vec![(index, 1.0)], outcome, searched: None, leads: None });
+        samples.push(Sample { position, policy: vec![(index, 1.0)], outcome, searched: None });
         position = position.play_unchecked(moves[moves.len() / 3]);
     }
     samples
@@ -141,7 +141,7 @@ fn samples_without_a_policy_target_add_nothing_to_the_policy_loss() {
     let with_policy = self_play_samples(6, 1);
     let without: Vec<Sample> = self_play_samples(12, -1).into_iter().skip(6).map(|s| Sample { policy: Vec::new(), ..s }).collect();
     let inputs = network.config.inputs();
-    let weights = LossWeights { value: 1.0, lead: 0.0 };
+    let weights = LossWeights { value: 1.0 };
     let batch_of = |samples: &[&Sample]| train::make_batch(samples, &vec![false; samples.len()], inputs, 0.0, tch::Device::Cpu);
     let alone: Vec<&Sample> = with_policy.iter().collect();
     let mixed: Vec<&Sample> = with_policy.iter().chain(&without).collect();
@@ -168,7 +168,7 @@ fn training_learns_the_records_values() {
     for _ in 0..16 {
         let moves = position.legal_moves();
         position = position.play_unchecked(moves[moves.len() - 1]);
-        records.push(Sample { position, policy: Vec::new(), outcome: -1, searched: None, leads: None });
+        records.push(Sample { position, policy: Vec::new(), outcome: -1, searched: None });
     }
     buffer.hold_records(records.clone(), 0.5);
     let mut training = smoke().training;
@@ -234,26 +234,4 @@ fn record_settings_that_cannot_work_are_refused() {
     }
     // A config without them saves as it did before they existed.
     assert!(!smoke().to_toml().contains("records"));
-}
-
-/// The shipped configs that name records name files that are there and are of their game.
-#[test]
-fn shipped_records_are_there() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut checked = 0;
-    for entry in std::fs::read_dir(root.join("configs")).unwrap() {
-        let path = entry.unwrap().path();
-        // (The distillation configs are of another kind, which names no records.)
-        let distillation = path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("distill-"));
-        if path.extension().is_some_and(|e| e == "toml") && !distillation {
-            let config = Config::load(&path).unwrap();
-            if !config.replay.records.is_empty() {
-                let paths: Vec<PathBuf> = config.replay.records.iter().map(|p| root.join(p)).collect();
-                let samples = samples_from_records(&paths, &config.rules).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                assert!(samples.len() > 1000 * paths.len(), "{}: {} positions", path.display(), samples.len());
-                checked += 1;
-            }
-        }
-    }
-    assert!(checked >= 1, "configs/cpu-records-student.toml names records");
 }

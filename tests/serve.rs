@@ -271,7 +271,7 @@ fn an_agent_move_for_a_game_that_changed_meanwhile_is_dropped() {
 
 #[test]
 fn a_network_agent_reports_its_winning_chance() {
-    let spec: PlayerSpec = "net:models/medium-contempt-gen25.safetensors".parse().expect("a spec");
+    let spec: PlayerSpec = "net:models/anchored-values-6x64-step1600.safetensors".parse().expect("a spec");
     let agent = spec.build(epaminondas::nn::DeviceChoice::Cpu, 1).expect("the shipped agent loads");
     let limit = Limit { nodes: Some(16), ..Limit::default() };
     let api = Api::new(agent, spec.text.clone(), Rules::default(), limit);

@@ -52,8 +52,8 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         anyhow::bail!("--batches must all be at least 1");
     }
     let device = config.run.device.resolve()?;
-    configure_threads(config.run.threads);
-    let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads).build_global();
+    configure_threads(config.run.threads());
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads()).build_global();
     let network = match &args.network {
         Some(path) => Network::load(path, device)?.0,
         None => Network::new(&config.net_config()?, device, Some(config.run.seed))?,
@@ -62,7 +62,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut inference = network.inference_copy(config.run.precision)?;
     println!(
         "{} threads ({} cores), device {device:?}, search in {:?}, network {:?}{}",
-        config.run.threads,
+        config.run.threads(),
         cores,
         inference.kind(),
         network.config,

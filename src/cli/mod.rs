@@ -15,6 +15,9 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::cell::Cell;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
 #[command(name = "epaminondas", version, about = "Learns Robert Abbott's Epaminondas by self-play, and plays it")]
@@ -105,23 +108,56 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// Progress on stderr: a bar on a terminal. Where stderr is not one (a log file, CI) the bar is
 /// hidden, as its redraws would fill the log, and a plain line is written at every tenth of the
-/// way instead, so that the log of a long job (a generation of a large network on a CPU takes
-/// half an hour) still shows it advancing.
+/// way, and whenever [`HEARTBEAT`] has passed without one (a heartbeat thread sees to it while
+/// nothing moves), so a log never stays silent for long while a long job runs.
 pub struct LoggedBar {
     bar: ProgressBar,
     /// The tenths of the way already logged.
     tenths_logged: Cell<u64>,
+    /// When the last line was logged, shared with the heartbeat.
+    logged_at: Arc<Mutex<Instant>>,
+    /// Tells the heartbeat thread to stop (when the bar is dropped).
+    stop: Arc<AtomicBool>,
 }
+
+/// The longest a hidden bar stays silent.
+pub const HEARTBEAT: Duration = Duration::from_secs(20);
 
 impl LoggedBar {
     /// A bar of `length` steps drawn with the indicatif `template`.
     pub fn new(length: usize, template: &str) -> LoggedBar {
+        LoggedBar::with_heartbeat(length, template, !std::io::stderr().is_terminal(), HEARTBEAT)
+    }
+
+    /// A bar that is `hidden` (logged as lines) or drawn, logging at least every `heartbeat`
+    /// when hidden.
+    pub fn with_heartbeat(length: usize, template: &str, hidden: bool, heartbeat: Duration) -> LoggedBar {
         let bar = ProgressBar::new(length as u64);
-        if !std::io::stderr().is_terminal() {
+        if hidden {
             bar.set_draw_target(ProgressDrawTarget::hidden());
+        } else {
+            // Redrawn every second, so the elapsed time and the message move while a step takes
+            // long.
+            bar.enable_steady_tick(Duration::from_secs(1));
         }
         bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
-        LoggedBar { bar, tenths_logged: Cell::new(0) }
+        let logged_at = Arc::new(Mutex::new(Instant::now()));
+        let stop = Arc::new(AtomicBool::new(false));
+        if hidden {
+            let (bar, logged_at, stop) = (bar.clone(), logged_at.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let tick = (heartbeat / 20).max(Duration::from_millis(10));
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    let mut last = logged_at.lock().expect("the heartbeat's lock is never poisoned");
+                    if last.elapsed() >= heartbeat && !stop.load(Ordering::Relaxed) {
+                        eprintln!("{}", status_line(&bar));
+                        *last = Instant::now();
+                    }
+                }
+            });
+        }
+        LoggedBar { bar, tenths_logged: Cell::new(0), logged_at, stop }
     }
 
     pub fn set_message(&self, message: String) {
@@ -148,6 +184,7 @@ impl LoggedBar {
     }
 
     pub fn finish_and_clear(&self) {
+        self.stop.store(true, Ordering::Relaxed);
         self.bar.finish_and_clear();
     }
 
@@ -156,7 +193,20 @@ impl LoggedBar {
         let tenths = (position * 10 / length).min(10);
         if self.bar.is_hidden() && tenths > self.tenths_logged.get() {
             self.tenths_logged.set(tenths);
-            eprintln!("{}: {position}/{length} after {}", self.bar.message(), indicatif::HumanDuration(self.bar.elapsed()));
+            let mut last = self.logged_at.lock().expect("the heartbeat's lock is never poisoned");
+            eprintln!("{}", status_line(&self.bar));
+            *last = Instant::now();
         }
     }
+}
+
+impl Drop for LoggedBar {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A hidden bar as one log line: its message, how far, and for how long.
+fn status_line(bar: &ProgressBar) -> String {
+    format!("{}: {}/{} after {}", bar.message(), bar.position(), bar.length().unwrap_or(0), indicatif::HumanDuration(bar.elapsed()))
 }

@@ -47,7 +47,7 @@ pub struct AgentArgs {
     /// for an agent trained with stones.
     #[arg(long)]
     pub stones: bool,
-    /// Plies after which the game is a draw (0: none); default: the agent's training cap, else none.
+    /// Plies after which the game is a draw (0 or left out: none; the rules have no draw).
     #[arg(long)]
     pub ply_cap: Option<u16>,
 }
@@ -89,11 +89,9 @@ impl AgentArgs {
             width,
             height,
             symmetry: self.symmetry.unwrap_or(base.symmetry),
-            ply_cap: match self.ply_cap {
-                Some(0) => None,
-                Some(cap) => Some(cap),
-                None => base.ply_cap,
-            },
+            // The game has no draw rule: a cap only where the user sets one, whatever cap the
+            // agent trained with.
+            ply_cap: self.ply_cap.filter(|&cap| cap > 0),
             stones: self.stones || base.stones,
         };
         rules.validate()?;

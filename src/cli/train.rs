@@ -7,9 +7,11 @@ use crate::coach::matches::MatchRow;
 use crate::coach::{MetricsRow, Observer, OpponentRow, Pretraining, Run};
 use crate::config::Config;
 use crate::nn::{DeviceChoice, Precision};
+use crate::selfplay::SelfPlayProgress;
 use clap::Args;
 use std::cell::RefCell;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
@@ -48,14 +50,17 @@ pub struct TrainArgs {
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
 struct Progress {
     bar: RefCell<Option<LoggedBar>>,
+    /// What the bar is counting ("gen 3 self-play"), before any detail the stage adds.
+    label: RefCell<String>,
     /// The run, whose picture is redrawn whenever a new rating or match arrives.
     run: PathBuf,
 }
 
 impl Progress {
     fn start(&self, length: usize, label: String) {
-        let bar = LoggedBar::new(length, "{msg:>22} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}");
-        bar.set_message(label);
+        let bar = LoggedBar::new(length, "{msg} [{bar:30}] {pos}/{len} {elapsed_precise}");
+        bar.set_message(label.clone());
+        self.label.replace(label);
         if let Some(old) = self.bar.replace(Some(bar)) {
             old.finish_and_clear();
         }
@@ -77,6 +82,11 @@ impl Observer for Progress {
     }
     fn game_finished(&self, done: usize) {
         self.set(done);
+    }
+    fn selfplay_progress(&self, p: &SelfPlayProgress) {
+        if let Some(bar) = self.bar.borrow().as_ref() {
+            bar.set_message(format!("{}: {} plies, {:.0} sims/s{}", self.label.borrow(), p.plies, p.simulations_per_second(), p.seconds_left().map_or(String::new(), |left| format!(", about {} left", indicatif::HumanDuration(Duration::from_secs_f64(left))))));
+        }
     }
     fn training_started(&self, generation: u32, steps: usize) {
         self.start(steps, format!("gen {generation} training"));
@@ -130,10 +140,6 @@ impl Observer for Progress {
             "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}{fresh}, value acc {:.2}; {selfplay}, {:.0} train samples/s; {:.0} s total",
             r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.train_samples_per_second, r.wall_seconds
         );
-        if let Some(lead) = r.lead_loss {
-            let fresh = r.fresh_lead_loss.map_or(String::new(), |fresh| format!(" (on the new games before training {fresh:.3})"));
-            println!("gen {:>4}: lead loss {lead:.3}{fresh}", r.generation);
-        }
         for o in opponents {
             let score = o.score.map_or_else(|| "no games".to_string(), |score| format!("{:.1}%", 100.0 * score));
             println!("gen {:>4}: {} games against {}, scoring {score}", r.generation, o.games, o.opponent);
@@ -156,7 +162,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         config.run.device = args.device.unwrap_or(config.run.device);
         config.run.precision = args.precision.unwrap_or(config.run.precision);
     }
-    let progress = Progress { bar: RefCell::new(None), run: args.run.clone() };
+    let progress = Progress { bar: RefCell::new(None), label: RefCell::new(String::new()), run: args.run.clone() };
     let mut run = match (&args.init_from, &args.pretrain_on, config) {
         (Some(init), None, Some(config)) => Run::start_from(&args.run, config, init)?,
         (init, Some(source_run), Some(config)) => {
@@ -169,7 +175,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     };
     run.config.run.device = args.device.unwrap_or(run.config.run.device);
     run.config.run.precision = args.precision.unwrap_or(run.config.run.precision);
-    // Said up front because auto's choice decides how fast self-play is (README, Performance).
+    // Said up front because auto's choice decides how fast self-play is (docs/performance.md).
     let device = run.config.run.device.resolve()?;
     let number_format = match run.config.run.precision.resolve(device) {
         tch::Kind::BFloat16 => "bf16",
@@ -184,8 +190,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     // libgomp reads its wait policy once, when libtorch loads it (before main), so the trainer
     // can only ask. With opponents on a pool of their own, libtorch's threads spin at every
     // barrier while the opponents hold the cores; on the 2-core Xeon, self-play with opponents
-    // searched 476 simulations a second with the policy passive against 258 without (README,
-    // "Sparring against alphabeta on the CPU").
+    // searched 476 simulations a second with the policy passive against 258 without (docs/performance.md).
     if device == tch::Device::Cpu && !run.config.selfplay.opponents.is_empty() && std::env::var_os("OMP_WAIT_POLICY").is_none() {
         eprintln!(
             "note: self-play has opponents on the CPU; start with OMP_WAIT_POLICY=passive in the environment so that libtorch's threads sleep rather than spin while the opponents think (1.8 times as many simulations a second on 2 cores)"

@@ -12,7 +12,7 @@
 //! Each file is written atomically, samples first, so a game whose record is there is whole.
 //! The folder is removed once the generation is committed.
 
-use super::{io, write_file, RunError};
+use super::files::{corrupt, io, write_file, RunError};
 use crate::game::{GameRecord, Rules};
 use crate::replay::{encode_chunk, read_samples};
 use crate::selfplay::FinishedGame;
@@ -98,7 +98,7 @@ impl Journal {
             let path = entry.map_err(io(&self.dir))?.path();
             let Some(index) = numbered(&path, prefix) else { continue };
             let text = std::fs::read_to_string(&path).map_err(io(&path))?;
-            let record = GameRecord::parse(&text).map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?;
+            let record = GameRecord::parse(&text).map_err(corrupt(&path))?;
             records.push((index, record));
         }
         records.sort_by_key(|(index, _)| *index);

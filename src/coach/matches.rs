@@ -13,7 +13,8 @@
 
 use super::journal::Journal;
 use super::rating::checkpoint_name;
-use super::{checkpoint_path, io, read_csv, write_file, RunError};
+use super::checkpoint_path;
+use super::files::{io, read_csv, write_file, RunError};
 use crate::arena::{continue_match, games_from_records, MatchSettings};
 use crate::config::{Config, MatchesConfig};
 use crate::nn::configure_threads;
@@ -101,7 +102,7 @@ pub fn play(dir: &Path, config: &Config, matches: &MatchesConfig, generation: u3
             failure.replace(Some(error));
         }
     });
-    configure_threads(config.run.threads);
+    configure_threads(config.run.threads());
     let played = played.map_err(RunError::Match)?;
     if let Some(error) = failure.into_inner() {
         return Err(error);

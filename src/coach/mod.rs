@@ -25,6 +25,7 @@
 //! RUN/matches/gen-N.txt      generation N's match records
 //! ```
 
+pub mod files;
 pub mod journal;
 pub mod matches;
 pub mod rating;
@@ -32,8 +33,8 @@ pub mod rating;
 use crate::config::Config;
 use crate::evaluator::CachedEvaluator;
 use crate::nn::optim::Optimizer;
-use crate::nn::{configure_threads, Network, NetError};
-use crate::replay::{self, ReplayBuffer, ReplayError, Sample};
+use crate::nn::{configure_threads, Network};
+use crate::replay::{self, ReplayBuffer, Sample};
 use crate::train::{self, Round};
 use crate::selfplay;
 use rand::rngs::StdRng;
@@ -43,6 +44,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub use files::RunError;
+use files::{corrupt, io, read_csv, write_csv, write_file};
 use matches::MatchRow;
 
 /// One row of `metrics.csv`.
@@ -76,12 +79,6 @@ pub struct MetricsRow {
     pub fresh_policy_loss: Option<f64>,
     #[serde(default)]
     pub fresh_value_loss: Option<f64>,
-    /// The lead head's loss on the window, and on this generation's samples before training
-    /// on them (as the fresh losses above). Empty without a lead head.
-    #[serde(default)]
-    pub lead_loss: Option<f64>,
-    #[serde(default)]
-    pub fresh_lead_loss: Option<f64>,
     /// Elo of this generation's checkpoint when it was rated (random = 0), else empty.
     #[serde(default)]
     pub elo: Option<f64>,
@@ -131,6 +128,7 @@ pub trait Observer {
     fn message(&self, _text: &str) {}
     fn selfplay_started(&self, _generation: u32, _games: usize) {}
     fn game_finished(&self, _done: usize) {}
+    fn selfplay_progress(&self, _progress: &selfplay::SelfPlayProgress) {}
     fn training_started(&self, _generation: u32, _steps: usize) {}
     fn training_step(&self, _step: usize) {}
     fn rating_started(&self, _generation: u32, _games: usize) {}
@@ -146,37 +144,6 @@ pub trait Observer {
 pub struct Silent;
 impl Observer for Silent {}
 
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{0}")]
-    Config(#[from] crate::config::ConfigError),
-    #[error("run directory {dir} was made with an incompatible config: {problem}. Use another --run directory, or the run's own config ({dir}/config.toml)")]
-    Incompatible { dir: PathBuf, problem: String },
-    #[error("{path} is corrupt: {problem}")]
-    Corrupt { path: PathBuf, problem: String },
-    #[error("{dir} is not a run directory and no --config was given to start one")]
-    NoConfig { dir: PathBuf },
-    #[error("{dir} already holds a run; a run starts from another network's weights only when it is new")]
-    AlreadyStarted { dir: PathBuf },
-    #[error(transparent)]
-    Net(#[from] NetError),
-    #[error(transparent)]
-    Replay(#[from] ReplayError),
-    #[error("rating games: {0}")]
-    Rating(#[from] crate::arena::ArenaError),
-    #[error("the generation's match ([matches]): {0}")]
-    Match(crate::arena::ArenaError),
-    #[error("cannot pretrain on {source_run}: {problem}")]
-    Pretraining { source_run: PathBuf, problem: String },
-    #[error("{dir} holds no distillation and no --teacher was given to start one")]
-    NoTeacher { dir: PathBuf },
-    #[error("{dir} holds {found} but no state.json, so it is not a distillation; use another --run directory")]
-    NotADistillation { dir: PathBuf, found: String },
-    #[error("teacher {path}: {problem}")]
-    Teacher { path: PathBuf, problem: String },
-}
 
 /// How a new run's first network learns from another run's replay buffer before its own
 /// self-play starts: `steps` optimiser steps on the newest samples of `source_run`, at most
@@ -185,8 +152,8 @@ pub enum RunError {
 /// that checkpoint's weights (as [`Run::start_from`]) rather than random ones, and `steps`
 /// may be 0: the run then only keeps the source's samples, so that a trained network carried
 /// on in a new run trains on a window as broad as the one that trained it from its first
-/// generation, not on a few generations of its own games (README, "The same start with a
-/// broad window").
+/// generation, not on a few generations of its own games (docs/methods.md, "The same start
+/// with a broad window").
 pub struct Pretraining<'a> {
     pub source_run: &'a Path,
     pub steps: usize,
@@ -220,16 +187,69 @@ pub struct Run {
     opponents: Vec<OpponentRow>,
 }
 
-pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
-    move |source| RunError::Io { path: path.to_path_buf(), source }
-}
-
-pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
-    crate::util::write_atomically(path, bytes).map_err(io(path))
-}
-
 pub fn checkpoint_path(dir: &Path, generation: u32) -> PathBuf {
     dir.join("checkpoints").join(format!("gen-{generation:06}.safetensors"))
+}
+
+/// What a training invocation carries from generation to generation.
+struct Learner {
+    network: Network,
+    optimizer: Optimizer,
+    buffer: ReplayBuffer,
+    /// The rows of `matches.csv`, this generation's included once it is played.
+    match_rows: Vec<MatchRow>,
+    clock: Clock,
+}
+
+/// The run's wall time: what earlier invocations committed, what this one has run, and what
+/// invocations stopped before committing a generation spent on it (from its journal: it counts,
+/// as the games they played do).
+struct Clock {
+    started: Instant,
+    wall_before: f64,
+    carried: f64,
+}
+
+impl Clock {
+    fn wall_seconds(&self) -> f64 {
+        self.wall_before + self.carried + self.started.elapsed().as_secs_f64()
+    }
+}
+
+/// The generation being made: its number, its seed, and its journal.
+struct Generation {
+    number: u32,
+    seed: u64,
+    journal: journal::Journal,
+    /// When this invocation began it, and the time earlier invocations had spent on it.
+    started: Instant,
+    carried: f64,
+}
+
+impl Generation {
+    fn begin(dir: &Path, number: u32, config: &Config, clock: &mut Clock) -> Result<Generation, RunError> {
+        let journal = journal::Journal::open(dir, number, config.rules)?;
+        let carried = journal.seconds()?;
+        clock.carried += carried;
+        let seed = config.run.seed ^ (number as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        Ok(Generation { number, seed, journal, started: Instant::now(), carried })
+    }
+
+    /// Saves the time spent on the generation so far, so a stop loses none of it.
+    fn save_time(&self) -> Result<(), RunError> {
+        self.journal.save_seconds(self.carried + self.started.elapsed().as_secs_f64())
+    }
+}
+
+/// What a generation's training gave.
+struct Trained {
+    stats: train::TrainStats,
+    /// The losses on the new samples before training on them.
+    fresh: Option<train::HeldOutLosses>,
+    new_samples: usize,
+    total_samples: usize,
+    window: usize,
+    learning_rate: f64,
 }
 
 impl Run {
@@ -296,7 +316,7 @@ impl Run {
         let (Some(&first), Some(&last)) = (generations.first(), generations.last()) else {
             return Err(refuse("its replay buffer is empty".into()));
         };
-        configure_threads(config.run.threads);
+        configure_threads(config.run.threads());
         let device = config.run.device.resolve()?;
         let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
         if let Some(init) = pretraining.init {
@@ -396,12 +416,37 @@ impl Run {
     }
 
     /// Runs generations until `target` generations exist (None: the config's count, or forever).
+    /// Each generation is a few named steps, as in AlphaZero: a match against a fixed opponent
+    /// (with `[matches]`), self-play with the newest network, training on the replay window,
+    /// the checkpoint, and the commit of the generation; the newest checkpoint is rated when due.
     pub fn train(&mut self, target: Option<u32>, observer: &dyn Observer) -> Result<(), RunError> {
-        let config = self.config.clone();
-        let target = target.or(config.run.generations);
-        configure_threads(config.run.threads);
+        let target = target.or(self.config.run.generations);
+        let mut learner = self.resume(observer)?;
+        if target.is_some_and(|t| t <= self.state.generation) {
+            observer.message(&format!("run already has {} generations", self.state.generation));
+        }
+        self.rate_if_due(observer)?; // a rating interrupted by a crash is played again
+        while target.is_none_or(|t| self.state.generation < t) {
+            let generation = Generation::begin(&self.dir, self.state.generation + 1, &self.config, &mut learner.clock)?;
+            self.play_match(&generation, &mut learner, observer)?;
+            let games = self.self_play(&generation, &learner.network, observer)?;
+            self.store_games(&generation, &games)?;
+            let trained = self.learn(&generation, &mut learner, games.samples, observer)?;
+            self.save_networks(&generation, &learner)?;
+            let row = self.commit(generation, &games.stats, &trained, &learner)?;
+            self.rate_if_due(observer)?;
+            observer.generation_finished(self.metrics.last().expect("just committed"), &self.opponents[row..]);
+        }
+        Ok(())
+    }
+
+    /// What training needs from the run as it stands: the newest network and its optimiser,
+    /// the replay window with any records held beside it, and the run's matches.
+    fn resume(&self, observer: &dyn Observer) -> Result<Learner, RunError> {
+        let config = &self.config;
+        configure_threads(config.run.threads());
         // Only the first configuration of rayon's global pool counts; later runs in one process reuse it.
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads).build_global();
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads()).build_global();
         let device = config.run.device.resolve()?;
         let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
         let mut buffer = self.replay_window()?;
@@ -425,148 +470,160 @@ impl Run {
             }
         }
         buffer.hold_records(held, config.replay.records_share);
-        let mut match_rows = matches::read_rows(&self.dir.join("matches.csv"), self.state.generation)?;
+        let match_rows = matches::read_rows(&self.dir.join("matches.csv"), self.state.generation)?;
         let settings = config.training.optimizer_settings();
         let optimizer_file = optimizer_path(&self.dir, self.state.generation);
-        let mut optimizer = if optimizer_file.exists() {
-            Optimizer::load(&optimizer_file, &network, settings)?
-        } else {
-            Optimizer::new(&network, settings)
-        };
-        if target.is_some_and(|t| t <= self.state.generation) {
-            observer.message(&format!("run already has {} generations", self.state.generation));
+        let optimizer = if optimizer_file.exists() { Optimizer::load(&optimizer_file, &network, settings)? } else { Optimizer::new(&network, settings) };
+        let clock = Clock { started: Instant::now(), wall_before: self.state.wall_seconds, carried: 0.0 };
+        Ok(Learner { network, optimizer, buffer, match_rows, clock })
+    }
+
+    /// With `[matches]`: the newest checkpoint's match against the fixed opponent, whose
+    /// positions join the records held beside the window when it learns from them.
+    fn play_match(&self, generation: &Generation, learner: &mut Learner, observer: &dyn Observer) -> Result<(), RunError> {
+        let Some(settings) = &self.config.matches else { return Ok(()) };
+        let number = generation.number;
+        let before = generation.journal.match_games()?.len();
+        if before > 0 {
+            observer.message(&format!("generation {number}: {before} games of its match were finished before the stop; playing the rest"));
         }
-        self.rate_if_due(observer)?; // a rating interrupted by a crash is played again
-        let started = Instant::now();
-        let wall_before = self.state.wall_seconds;
-        // Time spent on the first generation by invocations stopped before it was committed
-        // (from its journal); it counts in the wall time, as the games it played do.
-        let mut carried_seconds = 0.0;
-        while target.is_none_or(|t| self.state.generation < t) {
-            let generation = self.state.generation + 1;
-            let seed = config.run.seed ^ (generation as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
-
-            let journal = journal::Journal::open(&self.dir, generation, config.rules)?;
-            let resumed = journal.finished_games()?;
-            let carried = journal.seconds()?;
-            carried_seconds += carried;
-            let generation_started = Instant::now();
-            if let Some(settings) = &config.matches {
-                let before = journal.match_games()?.len();
-                if before > 0 {
-                    observer.message(&format!("generation {generation}: {before} games of its match were finished before the stop; playing the rest"));
-                }
-                observer.match_started(generation, settings.games);
-                observer.match_game_finished(before);
-                let played = matches::play(&self.dir, &config, settings, generation, &journal, &|done| {
-                    journal.save_seconds(carried + generation_started.elapsed().as_secs_f64())?;
-                    observer.match_game_finished(done);
-                    Ok(())
-                })?;
-                observer.match_finished(&played.row);
-                if settings.learn {
-                    let positions = played.samples.len();
-                    buffer.add_records(played.samples);
-                    observer.message(&format!("generation {generation}: the match's {positions} positions join the records held beside the window ({} in all)", buffer.records().len()));
-                }
-                match_rows.retain(|row| row.generation < generation);
-                match_rows.push(played.row);
-            }
-            if !resumed.is_empty() {
-                observer.message(&format!("generation {generation}: {} games were finished before the stop; playing the rest", resumed.len()));
-            }
-            observer.selfplay_started(generation, config.selfplay.games_per_generation);
-            observer.game_finished(resumed.len());
-            // A fresh copy (and cache) each generation: the network trained since the last one.
-            // Self-play may search in bf16; training stays in f32.
-            let mut evaluator = CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
-            let player = format!("self-play:gen-{:06}", generation - 1);
-            let output = selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, seed, &player, resumed, &mut |game, done| -> Result<(), RunError> {
-                journal.save(game)?;
-                journal.save_seconds(carried + generation_started.elapsed().as_secs_f64())?;
-                observer.game_finished(done);
-                Ok(())
-            })?;
-            replay::write_chunk(&self.dir.join("replay"), generation, &output.samples, &config.rules)?;
-            let games_text: String = output.records.iter().map(|r| format!("{r}\n")).collect();
-            write_file(&self.dir.join("games").join(format!("gen-{generation:06}.txt")), games_text.as_bytes())?;
-
-            let fresh = train::held_out_losses(&network, &output.samples, config.training.search_value_share);
-            let new_samples = output.samples.len();
-            buffer.push(generation, output.samples);
-            let total_samples = self.state.total_samples + new_samples;
-            let window = config.replay.window(total_samples);
-            buffer.trim(window);
-            // The cap is on self-play's samples, so it counts only their part of each batch.
-            let self_play_per_batch = config.training.batch_size as f64 * if buffer.records().is_empty() { 1.0 } else { 1.0 - config.replay.records_share };
-            let reuse_cap = (config.replay.max_sample_reuse * new_samples as f64 / self_play_per_batch).ceil() as usize;
-            let steps = config.training.steps_per_generation.min(reuse_cap.max(1));
-            let learning_rate = config.training.learning_rate_at(generation);
-            observer.training_started(generation, steps);
-            drop(evaluator);
-            let mut rng = StdRng::seed_from_u64(seed ^ 0x0074_7261_696e);
-            let stats = train::train(&network, &mut optimizer, Round { buffer: &buffer, window, steps, learning_rate }, &config.training, &mut rng, &|s| observer.training_step(s));
-            network.save(&checkpoint_path(&self.dir, generation), &checkpoint_metadata(&config, generation))?;
-            optimizer.save(&optimizer_path(&self.dir, generation))?;
-
-            let s = output.stats;
-            self.state = RunState {
-                rated_generation: self.state.rated_generation,
-                generation,
-                total_games: self.state.total_games + s.games,
-                total_positions: self.state.total_positions + s.plies,
-                total_samples,
-                wall_seconds: wall_before + carried_seconds + started.elapsed().as_secs_f64(),
-            };
-            let row = MetricsRow {
-                generation,
-                games: s.games,
-                positions: s.plies,
-                samples: new_samples,
-                mean_game_length: s.plies as f64 / s.games.max(1) as f64,
-                white_wins: s.white_wins,
-                black_wins: s.black_wins,
-                draws: s.draws,
-                opponent_games: (!config.selfplay.opponents.is_empty()).then(|| s.opponent_games()),
-                opponent_score: (s.opponent_games() > 0).then(|| s.opponent_points() / s.opponent_games() as f64),
-                policy_loss: stats.policy_loss,
-                value_loss: stats.value_loss,
-                policy_entropy: stats.policy_entropy,
-                value_accuracy: stats.value_accuracy,
-                grad_norm: stats.grad_norm,
-                fresh_policy_loss: fresh.map(|f| f.policy),
-                fresh_value_loss: fresh.map(|f| f.value),
-                lead_loss: stats.lead_loss,
-                fresh_lead_loss: fresh.and_then(|f| f.lead),
-                elo: None,
-                elo_error: None,
-                selfplay_sims_per_second: (s.simulations > 0).then(|| s.simulations as f64 / s.seconds.max(1e-9)),
-                train_samples_per_second: stats.samples as f64 / stats.seconds.max(1e-9),
-                train_steps: stats.steps,
-                learning_rate,
-                window,
-                total_games: self.state.total_games,
-                total_positions: self.state.total_positions,
-                wall_seconds: self.state.wall_seconds,
-            };
-            let first_opponent_row = self.opponents.len();
-            self.opponents.extend(s.opponents.iter().map(|o| OpponentRow { generation, opponent: o.name.clone(), games: o.games, score: o.score() }));
-            if self.opponents.len() > first_opponent_row {
-                write_csv(&self.dir.join("opponents.csv"), &self.opponents)?;
-            }
-            self.metrics.push(row);
-            write_csv(&self.dir.join("metrics.csv"), &self.metrics)?;
-            if config.matches.is_some() {
-                write_csv(&self.dir.join("matches.csv"), &match_rows)?;
-            }
-            self.write_state()?; // the commit point
-            journal.remove()?;
-            // Only the newest optimiser state is kept; the previous one is dead once committed.
-            let _ = std::fs::remove_file(optimizer_path(&self.dir, generation - 1));
-            self.rate_if_due(observer)?;
-            observer.generation_finished(self.metrics.last().expect("just pushed"), &self.opponents[first_opponent_row..]);
+        observer.match_started(number, settings.games);
+        observer.match_game_finished(before);
+        let played = matches::play(&self.dir, &self.config, settings, number, &generation.journal, &|done| {
+            generation.save_time()?;
+            observer.match_game_finished(done);
+            Ok(())
+        })?;
+        observer.match_finished(&played.row);
+        if settings.learn {
+            let positions = played.samples.len();
+            learner.buffer.add_records(played.samples);
+            observer.message(&format!("generation {number}: the match's {positions} positions join the records held beside the window ({} in all)", learner.buffer.records().len()));
         }
+        learner.match_rows.retain(|row| row.generation < number);
+        learner.match_rows.push(played.row);
         Ok(())
+    }
+
+    /// The generation's self-play games with the newest network, each saved to the journal as
+    /// it finishes (a stopped generation resumes with them).
+    fn self_play(&self, generation: &Generation, network: &Network, observer: &dyn Observer) -> Result<selfplay::SelfPlayOutput, RunError> {
+        let config = &self.config;
+        let number = generation.number;
+        let resumed = generation.journal.finished_games()?;
+        if !resumed.is_empty() {
+            observer.message(&format!("generation {number}: {} games were finished before the stop; playing the rest", resumed.len()));
+        }
+        observer.selfplay_started(number, config.selfplay.games_per_generation);
+        observer.game_finished(resumed.len());
+        // A fresh copy (and cache) each generation: the network trained since the last one.
+        // Self-play may search in bf16; training stays in f32.
+        let mut evaluator = CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
+        let player = format!("self-play:gen-{:06}", number - 1);
+        let mut saved = |game: &selfplay::FinishedGame, done: usize| -> Result<(), RunError> {
+            generation.journal.save(game)?;
+            generation.save_time()?;
+            observer.game_finished(done);
+            Ok(())
+        };
+        selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, generation.seed, &player, resumed, &mut saved, &mut |progress| observer.selfplay_progress(progress))
+    }
+
+    /// The generation's samples and game records, in the run's replay and games folders.
+    fn store_games(&self, generation: &Generation, games: &selfplay::SelfPlayOutput) -> Result<(), RunError> {
+        replay::write_chunk(&self.dir.join("replay"), generation.number, &games.samples, &self.config.rules)?;
+        let text: String = games.records.iter().map(|r| format!("{r}\n")).collect();
+        write_file(&self.dir.join("games").join(format!("gen-{:06}.txt", generation.number)), text.as_bytes())
+    }
+
+    /// Adds the new samples to the window and trains on it: as many steps as the config asks,
+    /// fewer where that would train on each new sample more than `max_sample_reuse` times.
+    fn learn(&self, generation: &Generation, learner: &mut Learner, samples: Vec<Sample>, observer: &dyn Observer) -> Result<Trained, RunError> {
+        let config = &self.config;
+        // The losses of the network that played these games, before it trains on them.
+        let fresh = train::held_out_losses(&learner.network, &samples, config.training.search_value_share);
+        let new_samples = samples.len();
+        learner.buffer.push(generation.number, samples);
+        let total_samples = self.state.total_samples + new_samples;
+        let window = config.replay.window(total_samples);
+        learner.buffer.trim(window);
+        // The cap is on self-play's samples, so it counts only their part of each batch.
+        let self_play_per_batch = config.training.batch_size as f64 * if learner.buffer.records().is_empty() { 1.0 } else { 1.0 - config.replay.records_share };
+        let reuse_cap = (config.replay.max_sample_reuse * new_samples as f64 / self_play_per_batch).ceil() as usize;
+        let steps = config.training.steps_per_generation.min(reuse_cap.max(1));
+        let learning_rate = config.training.learning_rate_at(generation.number);
+        observer.training_started(generation.number, steps);
+        let mut rng = StdRng::seed_from_u64(generation.seed ^ 0x0074_7261_696e);
+        let round = Round { buffer: &learner.buffer, window, steps, learning_rate };
+        let stats = train::train(&learner.network, &mut learner.optimizer, round, &config.training, &mut rng, &|s| observer.training_step(s));
+        Ok(Trained { stats, fresh, new_samples, total_samples, window, learning_rate })
+    }
+
+    /// The trained network as the generation's checkpoint, and the optimiser's state beside it.
+    fn save_networks(&self, generation: &Generation, learner: &Learner) -> Result<(), RunError> {
+        learner.network.save(&checkpoint_path(&self.dir, generation.number), &checkpoint_metadata(&self.config, generation.number))?;
+        learner.optimizer.save(&optimizer_path(&self.dir, generation.number))?;
+        Ok(())
+    }
+
+    /// Commits the generation: its rows in the CSVs, then `state.json`, the commit point; then
+    /// the journal and the previous optimiser state go. Returns where the generation's rows of
+    /// `opponents.csv` start.
+    fn commit(&mut self, generation: Generation, s: &selfplay::SelfPlayStats, trained: &Trained, learner: &Learner) -> Result<usize, RunError> {
+        let number = generation.number;
+        let stats = &trained.stats;
+        self.state = RunState {
+            rated_generation: self.state.rated_generation,
+            generation: number,
+            total_games: self.state.total_games + s.games,
+            total_positions: self.state.total_positions + s.plies,
+            total_samples: trained.total_samples,
+            wall_seconds: learner.clock.wall_seconds(),
+        };
+        let row = MetricsRow {
+            generation: number,
+            games: s.games,
+            positions: s.plies,
+            samples: trained.new_samples,
+            mean_game_length: s.plies as f64 / s.games.max(1) as f64,
+            white_wins: s.white_wins,
+            black_wins: s.black_wins,
+            draws: s.draws,
+            opponent_games: (!self.config.selfplay.opponents.is_empty()).then(|| s.opponent_games()),
+            opponent_score: (s.opponent_games() > 0).then(|| s.opponent_points() / s.opponent_games() as f64),
+            policy_loss: stats.policy_loss,
+            value_loss: stats.value_loss,
+            policy_entropy: stats.policy_entropy,
+            value_accuracy: stats.value_accuracy,
+            grad_norm: stats.grad_norm,
+            fresh_policy_loss: trained.fresh.map(|f| f.policy),
+            fresh_value_loss: trained.fresh.map(|f| f.value),
+            elo: None,
+            elo_error: None,
+            selfplay_sims_per_second: (s.simulations > 0).then(|| s.simulations as f64 / s.seconds.max(1e-9)),
+            train_samples_per_second: stats.samples as f64 / stats.seconds.max(1e-9),
+            train_steps: stats.steps,
+            learning_rate: trained.learning_rate,
+            window: trained.window,
+            total_games: self.state.total_games,
+            total_positions: self.state.total_positions,
+            wall_seconds: self.state.wall_seconds,
+        };
+        let first_opponent_row = self.opponents.len();
+        self.opponents.extend(s.opponents.iter().map(|o| OpponentRow { generation: number, opponent: o.name.clone(), games: o.games, score: o.score() }));
+        if self.opponents.len() > first_opponent_row {
+            write_csv(&self.dir.join("opponents.csv"), &self.opponents)?;
+        }
+        self.metrics.push(row);
+        write_csv(&self.dir.join("metrics.csv"), &self.metrics)?;
+        if self.config.matches.is_some() {
+            write_csv(&self.dir.join("matches.csv"), &learner.match_rows)?;
+        }
+        self.write_state()?; // the commit point
+        generation.journal.remove()?;
+        // Only the newest optimiser state is kept; the previous one is dead once committed.
+        let _ = std::fs::remove_file(optimizer_path(&self.dir, number - 1));
+        Ok(first_opponent_row)
     }
 
     /// Rates the newest checkpoint if its generation is due for rating and not yet rated, and
@@ -597,7 +654,7 @@ impl Run {
 
 fn read_state(path: &Path) -> Result<RunState, RunError> {
     let text = std::fs::read_to_string(path).map_err(io(path))?;
-    serde_json::from_str(&text).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })
+    serde_json::from_str(&text).map_err(corrupt(path))
 }
 
 /// A run already in `dir` would be overwritten by a new start: refused. (A directory whose
@@ -642,16 +699,6 @@ fn checkpoint_metadata(config: &Config, generation: u32) -> BTreeMap<String, Str
     meta
 }
 
-/// Writes `rows` as a CSV file with a header, atomically.
-pub(crate) fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RunError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        writer.serialize(row).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
-    }
-    let bytes = writer.into_inner().map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
-    write_file(path, &bytes)
-}
-
 /// The rows of a metrics file up to `generation` (rows of an unfinished generation are dropped).
 pub fn read_metrics(path: &Path, generation: u32) -> Result<Vec<MetricsRow>, RunError> {
     read_csv(path, |row: &MetricsRow| row.generation <= generation)
@@ -661,20 +708,4 @@ pub fn read_metrics(path: &Path, generation: u32) -> Result<Vec<MetricsRow>, Run
 /// without opponents, or one written before there was the file).
 pub fn read_opponents(path: &Path, generation: u32) -> Result<Vec<OpponentRow>, RunError> {
     read_csv(path, |row: &OpponentRow| row.generation <= generation)
-}
-
-/// The rows of a CSV file with a header that `keep` keeps; none when the file is missing.
-pub(crate) fn read_csv<T: serde::de::DeserializeOwned>(path: &Path, keep: impl Fn(&T) -> bool) -> Result<Vec<T>, RunError> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let mut reader = csv::Reader::from_path(path).map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
-    let mut rows = Vec::new();
-    for row in reader.deserialize::<T>() {
-        let row = row.map_err(|e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() })?;
-        if keep(&row) {
-            rows.push(row);
-        }
-    }
-    Ok(rows)
 }

@@ -3,7 +3,8 @@
 //! (so older checkpoints' ratings sharpen as more games involve them) and written to
 //! `RUN/ratings/ratings.csv`. The records of the games go to `RUN/ratings/gen-N.txt`.
 
-use super::{checkpoint_path, io, write_file, Observer, RunError};
+use super::files::{io, read_csv, write_csv, write_file, RunError};
+use super::{checkpoint_path, Observer};
 use crate::arena::ratings::{fit_with_errors, RatedGame};
 use crate::arena::{play_match, MatchSettings};
 use crate::config::Config;
@@ -45,28 +46,11 @@ fn checkpoint_player(dir: &Path, generation: u32, simulations: u64) -> PlayerSpe
 }
 
 pub fn read_games(path: &Path) -> Result<Vec<RatingGame>, RunError> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let corrupt = |e: csv::Error| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() };
-    csv::Reader::from_path(path).map_err(corrupt)?.deserialize().collect::<Result<Vec<RatingGame>, _>>().map_err(corrupt)
+    read_csv(path, |_| true)
 }
 
 pub fn read_ratings(path: &Path) -> Result<Vec<RatingRow>, RunError> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let corrupt = |e: csv::Error| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() };
-    csv::Reader::from_path(path).map_err(corrupt)?.deserialize().collect::<Result<Vec<RatingRow>, _>>().map_err(corrupt)
-}
-
-fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RunError> {
-    let corrupt = |e: String| RunError::Corrupt { path: path.to_path_buf(), problem: e };
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        writer.serialize(row).map_err(|e| corrupt(e.to_string()))?;
-    }
-    write_file(path, &writer.into_inner().map_err(|e| corrupt(e.to_string()))?)
+    read_csv(path, |_| true)
 }
 
 /// Plays `generation`'s rating games and refits every rating. Returns the checkpoint's Elo and
@@ -87,7 +71,7 @@ pub fn rate(dir: &Path, config: &Config, generation: u32, observer: &dyn Observe
         games: evaluation.games,
         opening_plies: evaluation.opening_plies,
         seed: config.run.seed ^ u64::from(generation).wrapping_mul(0x2545_F491_4F6C_DD1D),
-        parallel: config.run.threads,
+        parallel: config.run.threads(),
         limit: Limit::default(),
         sprt: None,
     };
@@ -98,7 +82,7 @@ pub fn rate(dir: &Path, config: &Config, generation: u32, observer: &dyn Observe
         .iter()
         .map(|opponent| play_match(&candidate, opponent, config.run.device, &settings, &|_, _| observer.rating_game_finished()).map(|result| (opponent, result)))
         .collect();
-    configure_threads(config.run.threads);
+    configure_threads(config.run.threads());
     let mut records = String::new();
     for (opponent, result) in played? {
         for game in result.games {

@@ -2,7 +2,8 @@
 //!
 //! `square` and `bitboard` are the vocabulary; `rules` holds the rule options (the stones variant
 //! among them) and board geometry; `position` the game state, move legality and playing;
-//! `movegen` the fast generator; `forced` the results certain one move ahead; `notation` and
+//! `movegen` the fast generator; `tactics` what a move captures or enters before it is played;
+//! `forced` the results certain one move ahead; `notation` and
 //! `record` the text formats; `perft` the generator's check.
 
 mod bitboard;
@@ -15,6 +16,7 @@ mod position;
 mod record;
 mod rules;
 mod square;
+mod tactics;
 mod zobrist;
 
 pub use bitboard::Bitboard;
@@ -26,3 +28,4 @@ pub use position::{mirror_move, Color, IllegalMove, Move, MoveEffect, Position, 
 pub use record::{GameRecord, RecordError, RecordResult, Termination};
 pub use rules::{parse_board, Geometry, Rules, RulesError, SymmetryRule, BOARD_NAMES, HOME_ROWS, STANDARD_HEIGHT, STANDARD_WIDTH, STONES};
 pub use square::{Dir, Square, MAX_DIM, MIN_DIM, STRIDE};
+pub use tactics::{forcing_moves, move_facts, must_answer, MoveFacts};

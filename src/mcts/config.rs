@@ -23,6 +23,14 @@ pub enum RootNoise {
     Dirichlet { alpha_total: f32, weight: f32 },
 }
 
+impl RootNoise {
+    /// Self-play's noise: Dirichlet with a total concentration of 10 (0.25 a move at 40 legal
+    /// moves), a quarter of the priors.
+    pub fn self_play() -> RootNoise {
+        RootNoise::Dirichlet { alpha_total: 10.0, weight: 0.25 }
+    }
+}
+
 /// How self-play searches at the root (players always use PUCT).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", deny_unknown_fields)]
@@ -45,7 +53,9 @@ pub struct SearchConfig {
     pub c_puct: f32,
     /// Default: parent reduction 0.2.
     pub fpu: Fpu,
-    /// Default: none (self-play turns it on for full searches).
+    /// Default: none for players. A config file's `[search]` that leaves it out gets
+    /// [`RootNoise::self_play`] (self-play applies it to full searches only).
+    #[serde(default = "RootNoise::self_play")]
     pub root_noise: RootNoise,
     /// Default true: keep the subtree of the move played for the next search.
     pub reuse_tree: bool,
@@ -59,17 +69,11 @@ pub struct SearchConfig {
     /// value makes both sides avoid draws (contempt for both, not for one), and the network's
     /// draw probability steers away from lines it expects to be drawn.
     pub draw_value: f32,
-    /// Default 0: the weight of implicit minimax backups (Lanctot, Winands, Pepels and Sturtevant
-    /// 2014) in the value PUCT selects by, in [0, 1]. Every node also keeps the negamax of the
-    /// network's evaluations in its searched subtree, and an edge's Q becomes
-    /// `(1 - w) * mean + w * minimax`. A mean of many visits dilutes a refutation found under
-    /// one reply; the minimax part carries it up at once.
-    pub minimax_weight: f32,
 }
 
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
-        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true, forced_results: true, draw_value: 0.0, minimax_weight: 0.0 }
+        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true, forced_results: true, draw_value: 0.0 }
     }
 }
 
@@ -85,9 +89,6 @@ impl SearchConfig {
         }
         if !(-1.0..=1.0).contains(&self.draw_value) {
             return Err(format!("draw_value must be in [-1, 1], not {}", self.draw_value));
-        }
-        if !(0.0..=1.0).contains(&self.minimax_weight) {
-            return Err(format!("minimax_weight must be in [0, 1], not {}", self.minimax_weight));
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 //! the priors moved by every move's searched value ("completed" with an estimate for the moves
 //! not searched). The paper shows both staying sound with a budget of a few visits, where
 //! PUCT's visit counts mostly echo the priors (on the 8x8 board at 160 and 32 visits it did no
-//! better than PUCT for the time: README, Search).
+//! better than PUCT for the time: docs/methods.md).
 //!
 //! Below the root the search is PUCT as before; only the root's choices follow the plan.
 

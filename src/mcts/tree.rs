@@ -53,11 +53,6 @@ struct Node {
     value: f32,
     /// The network's draw probability here, once evaluated.
     draw: f32,
-    /// The negamax of the evaluations in this node's searched subtree, for its side to move, as
-    /// win - loss and draw probability: its own evaluation until a child is evaluated. Kept up
-    /// to date only when `minimax_weight` is above 0 (see [`Search::refresh_minimax`]).
-    minimax: f32,
-    minimax_draw: f32,
 }
 
 /// A result the search knows exactly, from the view of the side choosing a move.
@@ -155,7 +150,7 @@ fn new_root(position: Position, forced_results: bool) -> Node {
             NodeState::Unexpanded(moves)
         }
     };
-    Node { position, state, value: 0.0, draw: 0.0, minimax: 0.0, minimax_draw: 0.0 }
+    Node { position, state, value: 0.0, draw: 0.0 }
 }
 
 impl Search {
@@ -218,7 +213,6 @@ impl Search {
                 parent_q - reduction * visited_mass.sqrt()
             }
         };
-        let minimax_weight = self.config.minimax_weight;
         let mut best = range.start;
         let mut best_score = f32::NEG_INFINITY;
         for (i, edge) in edges.iter().enumerate() {
@@ -230,17 +224,7 @@ impl Search {
                 None => {}
             }
             let n = edge.visits + edge.virtual_visits;
-            let q = if n == 0 {
-                fpu
-            } else {
-                let mean = (edge.value_sum - edge.virtual_visits as f32) / n as f32;
-                // The weight is checked first: without one (self-play's default) selection
-                // reads no child node.
-                match (minimax_weight > 0.0).then(|| self.edge_minimax(edge)).flatten() {
-                    Some(minimax) => (1.0 - minimax_weight) * mean + minimax_weight * minimax,
-                    None => mean,
-                }
-            };
+            let q = if n == 0 { fpu } else { (edge.value_sum - edge.virtual_visits as f32) / n as f32 };
             let score = q + self.config.c_puct * edge.prior * sqrt_parent / (1 + n) as f32;
             if score > best_score {
                 best_score = score;
@@ -257,65 +241,6 @@ impl Search {
         let visits: u32 = edges.iter().map(|e| e.visits).sum();
         let sum: f32 = edges.iter().map(|e| e.value_sum).sum();
         (self.nodes[node as usize].value + sum) / (1 + visits) as f32
-    }
-
-    /// A node's minimax (win - loss and draw probability for its side to move); None until it is
-    /// evaluated. A finished game's is its result.
-    fn minimax(&self, node: u32) -> Option<(f32, f32)> {
-        let node = &self.nodes[node as usize];
-        match node.state {
-            NodeState::Terminal(value) => Some((value, Wdl::certain(value).draw)),
-            NodeState::Expanded { .. } => Some((node.minimax, node.minimax_draw)),
-            _ => None,
-        }
-    }
-
-    /// What `edge` is worth to the side choosing it by minimax, as a utility (the scale of
-    /// `value_sum`); None while its child is not evaluated.
-    fn edge_minimax(&self, edge: &Edge) -> Option<f32> {
-        if edge.child == NO_NODE {
-            return None;
-        }
-        self.minimax(edge.child).map(|(value, draw)| -value + self.config.draw_value * draw)
-    }
-
-    /// After a walk: recomputes the minimax of the nodes above its end, bottom up, each the
-    /// best of its evaluated children for its side to move (its own evaluation while it has
-    /// none). Stops where a node's value does not change, as nothing above it can then.
-    fn refresh_minimax(&mut self, path: &[u32]) {
-        if self.config.minimax_weight <= 0.0 {
-            return;
-        }
-        let draw_value = self.config.draw_value;
-        for k in (0..path.len()).rev() {
-            let node = if k == 0 { self.root } else { self.edges[path[k - 1] as usize].child };
-            if !matches!(self.nodes[node as usize].state, NodeState::Expanded { .. }) {
-                continue;
-            }
-            let best = self.edges[self.children(node)]
-                .iter()
-                .filter_map(|e| self.edge_minimax(e).map(|utility| (utility, e.child)))
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .and_then(|(_, child)| self.minimax(child));
-            let n = &mut self.nodes[node as usize];
-            let (value, draw) = match best {
-                Some((value, draw)) => (-value, draw),
-                None => (n.value - draw_value * n.draw, n.draw),
-            };
-            if (value, draw) == (n.minimax, n.minimax_draw) {
-                return;
-            }
-            n.minimax = value;
-            n.minimax_draw = draw;
-        }
-    }
-
-    /// The minimax of each root move, as a utility for the side to move at the root (see
-    /// `SearchConfig::minimax_weight`), in generation order; None for a move whose position is
-    /// not evaluated yet. Kept only with a weight above 0: without one, a move's is its
-    /// position's own evaluation.
-    pub fn minimax_by_move(&self) -> Vec<(Move, Option<f32>)> {
-        self.edges[self.children(self.root)].iter().map(|e| (e.mv, self.edge_minimax(e))).collect()
     }
 
     /// What is proven about the mover's result after `edge`: its child is a finished game (or
@@ -361,7 +286,6 @@ impl Search {
                     let draw = Wdl::certain(value).draw;
                     self.backup(&path, value, draw);
                     self.propagate_proofs(&path);
-                    self.refresh_minimax(&path);
                     return Gathered::Terminal;
                 }
                 NodeState::Pending => return Gathered::Collision,
@@ -418,8 +342,6 @@ impl Search {
         leaf.state = NodeState::Expanded { first, count };
         leaf.value = value + draw_value * draw;
         leaf.draw = draw;
-        leaf.minimax = value;
-        leaf.minimax_draw = draw;
         for &e in &path {
             self.edges[e as usize].virtual_visits -= 1;
         }
@@ -430,7 +352,6 @@ impl Search {
             self.expand_forced_win_at_root(first as usize, &request);
         }
         self.backup(&path, value, draw);
-        self.refresh_minimax(&path);
     }
 
     /// Nodes below the root find their forced wins when they are made ([`new_node`]); the root

@@ -49,7 +49,7 @@ pub enum Precision {
     Bf16,
     /// bf16 on a CPU with AMX's bf16 tiles (the newer Xeons), where oneDNN runs the shipped
     /// agents 1.9-2.7 times faster than f32 at batch 8 and 2.8-3.7 times at batch 64
-    /// (`examples/precision.rs`), and on an AMD CPU with AVX512-BF16 (Zen 4, not measured, and
+    /// (docs/performance.md), and on an AMD CPU with AVX512-BF16 (Zen 4, not measured, and
     /// Zen 5), where a Zen 5 ran them 1.5-1.6 times faster at batch 8, both channels-last. f32
     /// anywhere else, an Intel CPU with AVX512-BF16 but no AMX included, where bf16 ran the
     /// 8x96 agent at 0.59 times f32's speed. On CUDA it is f32 for now: bf16 there has not been
@@ -75,7 +75,7 @@ impl Precision {
 /// slower than f32. With AVX512-BF16 alone it depends on the core: on an Intel Xeon without
 /// AMX oneDNN's bf16 convolutions lost to f32 (364 against 622 evaluations a second for the
 /// 8x96 agent at batch 64, `epaminondas bench --precision`), on a Zen 5 EPYC they won (808
-/// against 497 at batch 8 on one core, channels-last both; README, Performance).
+/// against 497 at batch 8 on one core, channels-last both; docs/performance.md).
 fn cpu_has_fast_bf16() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -175,9 +175,6 @@ pub struct Network {
     /// Set by [`Network::into_inference`]: the network only searches, so its weights may be
     /// bf16 or laid out for inference, and it must not be trained.
     inference: bool,
-    /// Whether [`Evaluator::evaluate`] averages each position's evaluation with its left-right
-    /// mirror's (see [`Network::with_mirror_average`]).
-    mirror_average: bool,
 }
 
 impl Network {
@@ -190,7 +187,7 @@ impl Network {
         }
         let vs = nn::VarStore::new(device);
         let model = PolicyValueNet::new(&vs.root(), config);
-        Ok(Network { config: config.clone(), vs, model, kind: Kind::Float, inference: false, mirror_average: false })
+        Ok(Network { config: config.clone(), vs, model, kind: Kind::Float, inference: false })
     }
 
     pub fn device(&self) -> Device {
@@ -220,24 +217,12 @@ impl Network {
         self
     }
 
-    /// Makes its evaluations for search the average of each position's and its left-right
-    /// mirror's, both in one network call. The mirror is an exact symmetry of the game and
-    /// training shows the network both sides of it at random, but a network never learns it
-    /// exactly; the average is a two-network ensemble for the price of twice the batch.
-    /// Training ignores it (it reads the model, not [`Evaluator::evaluate`]).
-    pub fn with_mirror_average(mut self, on: bool) -> Network {
-        self.mirror_average = on;
-        self
-    }
-
     /// Stores the convolution weights channels-last (NHWC in memory), which makes libtorch run
     /// every convolution of the tower, and so its activations, in that layout. On an AVX2 CPU
     /// (a 2-core AMD EPYC) that evaluates the shipped agents 6-24% faster in f32 at batches
-    /// 1-64 on one core (`examples/layout.rs`); on a Zen 5 EPYC bf16 gains 8-42% from it
-    /// (`examples/precision.rs`). Training gained less and less surely (0.93-1.12 times from
+    /// 1-64 on one core; on a Zen 5 EPYC bf16 gains 8-42% from it (docs/performance.md). Training gained less and less surely (0.93-1.12 times from
     /// run to run), so a network that trains keeps the usual layout. Files are written in the
-    /// usual layout. (Public so that `examples/layout.rs` times this very change on a
-    /// network that trains.)
+    /// usual layout.
     pub fn lay_out_channels_last(&mut self) {
         tch::no_grad(|| {
             for (_, mut variable) in self.vs.variables() {
@@ -277,10 +262,9 @@ impl Network {
     /// Every variable must exist in `source` with the same shape, except that the stem may read
     /// the threat planes that `source` did not: their weights start at zero, so this network
     /// computes exactly what `source` did until training moves them. (The threat planes come
-    /// after all other planes, so the other planes keep their channels.) A lead head that
-    /// `source` lacks keeps its fresh weights: search never reads it. A `source` with tensors
+    /// after all other planes, so the other planes keep their channels.) A `source` with tensors
     /// this network lacks is refused too (a deeper network would otherwise lend its first
-    /// blocks), except a lead head this network does not have.
+    /// blocks).
     pub fn init_from(&mut self, source: &Network) -> Result<(), NetError> {
         let incompatible = |problem: String| Err(NetError::Incompatible { from: "that network".into(), problem });
         if source.config.stones != self.config.stones || (source.config.threats && !self.config.threats) {
@@ -288,15 +272,12 @@ impl Network {
         }
         let sources = source.vs.variables();
         let ours = self.vs.variables();
-        if let Some(extra) = sources.keys().filter(|name| !ours.contains_key(*name) && !name.starts_with("lead.")).min() {
+        if let Some(extra) = sources.keys().filter(|name| !ours.contains_key(*name)).min() {
             return incompatible(format!("it has a tensor {extra} that this network lacks (a different size of network?)"));
         }
         tch::no_grad(|| {
             for (name, mut variable) in ours {
                 let Some(from) = sources.get(&name) else {
-                    if name.starts_with("lead.") && !source.config.leads {
-                        continue;
-                    }
                     return incompatible(format!("it has no tensor {name}"));
                 };
                 let (to_shape, from_shape) = (variable.size(), from.size());
@@ -327,7 +308,6 @@ impl Network {
     pub fn try_clone(&self) -> Result<Network, NetError> {
         let mut copy = Network::new(&self.config, self.device(), None)?;
         copy.vs.copy(&self.vs)?;
-        copy.mirror_average = self.mirror_average;
         if !self.inference {
             return Ok(copy);
         }
@@ -386,15 +366,8 @@ impl Evaluator for Network {
         let Some(first) = batch.first() else { return Vec::new() };
         let (width, height) = (first.position.rules().width, first.position.rules().height);
         let positions: Vec<&crate::game::Position> = batch.iter().map(|r| &r.position).collect();
-        let mut inputs = encode_batch(&positions, self.config.inputs());
-        // With the mirror average the mirrored inputs follow the batch's own in one call:
-        // request i's mirror is row i + batch.
-        if self.mirror_average {
-            let mirrored = encode::mirror_planes(&inputs, width);
-            inputs.extend(mirrored);
-        }
-        let rows = if self.mirror_average { 2 * batch.len() } else { batch.len() };
-        let (policy, wdl) = self.infer(&inputs, rows, width, height);
+        let inputs = encode_batch(&positions, self.config.inputs());
+        let (policy, wdl) = self.infer(&inputs, batch.len(), width, height);
         let policy_size = self.config.policy_planes() * width as usize * height as usize;
         let logits = |row: usize| &policy[row * policy_size..(row + 1) * policy_size];
         batch
@@ -403,18 +376,7 @@ impl Evaluator for Network {
             .map(|(i, request)| {
                 let indices = request.moves.iter().map(|mv| encode::move_index(&request.position, *mv));
                 let priors = legal_softmax(logits(i), indices.clone());
-                let evaluation = Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2], draw: wdl[3 * i + 1] };
-                if !self.mirror_average {
-                    return evaluation;
-                }
-                // The mirror row's logits are read at each move's mirrored index.
-                let j = i + batch.len();
-                let mirrored_priors = legal_softmax(logits(j), indices.map(|index| encode::mirror_index(index, width, height)));
-                Evaluation {
-                    priors: evaluation.priors.iter().zip(&mirrored_priors).map(|(a, b)| (a + b) / 2.0).collect(),
-                    value: (evaluation.value + wdl[3 * j] - wdl[3 * j + 2]) / 2.0,
-                    draw: (evaluation.draw + wdl[3 * j + 1]) / 2.0,
-                }
+                Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2], draw: wdl[3 * i + 1] }
             })
             .collect()
     }

@@ -7,11 +7,6 @@
 //! Policy head: 1x1 convolutions to one plane per (direction, distance), over the tail square.
 //! Value head: 1x1 convolution, global mean and max pooling, two linear layers to
 //! win/draw/loss logits. Nothing depends on the board size, so one network can play several.
-//! Lead head (optional, trained only): the value head's shape, to two numbers, how the piece lead
-//! of the side to move changes from now to some plies later and to the end of the game
-//! (`replay::PieceLeads`, `train::lead_target`). Search never reads it; it is an auxiliary
-//! target, more signal per position for the trunk than one game result (KataGo's score and
-//! ownership targets are the model).
 //!
 //! Variable names (the `nn::Path`s) are the checkpoint keys: keep them stable.
 
@@ -43,18 +38,15 @@ pub struct NetConfig {
     /// side's next move could make). Left out of the file when false, like `stones`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub threats: bool,
-    /// Has the lead head. Left out of the file when false, like `stones`.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub leads: bool,
 }
 
-/// Named sizes, from tests to GPUs. Throughput on the 2-core machine is in the README.
+/// Named sizes, from tests to GPUs. Throughput is in docs/performance.md.
 pub const NAMED_SIZES: [(&str, NetConfig); 5] = [
-    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false, threats: false, leads: false }),
-    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false, threats: false, leads: false }),
-    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false, threats: false, leads: false }),
-    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false, leads: false }),
-    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false, leads: false }),
+    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false, threats: false }),
+    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false, threats: false }),
+    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false, threats: false }),
+    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
+    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
 ];
 
 impl NetConfig {
@@ -230,8 +222,7 @@ impl ResBlock {
     }
 }
 
-/// A 1x1 convolution, global mean and max pooling, and two linear layers: the value head's
-/// shape, and the lead head's.
+/// A 1x1 convolution, global mean and max pooling, and two linear layers: the value head.
 #[derive(Debug)]
 struct PooledHead {
     conv: ConvBn,
@@ -263,23 +254,7 @@ pub struct PolicyValueNet {
     policy_hidden: ConvBn,
     policy_out: nn::Conv2D,
     value: PooledHead,
-    leads: Option<PooledHead>,
 }
-
-/// Every output of [`PolicyValueNet::forward_all`].
-pub struct Outputs {
-    /// Policy logits, [B, policy planes*H*W].
-    pub policy: Tensor,
-    /// Win/draw/loss logits, [B, 3].
-    pub wdl: Tensor,
-    /// The lead head's predicted changes in the piece lead, [B, 2] (to later, to the end), in
-    /// units of `LEAD_UNIT` pieces; none without the head.
-    pub leads: Option<Tensor>,
-}
-
-/// The lead head's unit, in pieces: leads of a few pieces become outputs near 1, the scale at
-/// which a freshly initialised layer learns.
-pub const LEAD_UNIT: f64 = 8.0;
 
 impl PolicyValueNet {
     pub fn new(path: &nn::Path, config: &NetConfig) -> PolicyValueNet {
@@ -293,7 +268,6 @@ impl PolicyValueNet {
             // win/draw/loss, so the first self-play is plain uniform search, not arbitrary noise.
             policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, config.policy_planes() as i64, 1, zero_conv()),
             value: PooledHead::new(&(path / "value"), c, config, 3),
-            leads: config.leads.then(|| PooledHead::new(&(path / "lead"), c, config, 2)),
         }
     }
 
@@ -309,8 +283,7 @@ impl PolicyValueNet {
         self.policy_hidden.forward(trunk, train).relu().apply(&self.policy_out).flatten(1, -1)
     }
 
-    /// The outputs search reads: (policy logits, win/draw/loss logits). The lead head, if any,
-    /// is not run.
+    /// (policy logits, win/draw/loss logits).
     pub fn forward_t(&self, xs: &Tensor, train: bool) -> (Tensor, Tensor) {
         let trunk = self.trunk(xs, train);
         (self.policy(&trunk, train), self.value.forward(&trunk, train))
@@ -322,8 +295,7 @@ impl PolicyValueNet {
         tch::no_grad(|| {
             let heads = [&mut self.stem, &mut self.policy_hidden, &mut self.value.conv].into_iter();
             let blocks = self.blocks.iter_mut().flat_map(|block| [&mut block.first, &mut block.second]);
-            let leads = self.leads.iter_mut().map(|head| &mut head.conv);
-            for conv_bn in heads.chain(blocks).chain(leads) {
+            for conv_bn in heads.chain(blocks) {
                 conv_bn.fold(kind, layout);
             }
         });
@@ -332,11 +304,5 @@ impl PolicyValueNet {
     /// Whether [`PolicyValueNet::fold_batch_norms`] has run (a network that only searches).
     pub fn batch_norms_folded(&self) -> bool {
         self.stem.folded.is_some()
-    }
-
-    /// Every head's output, for training.
-    pub fn forward_all(&self, xs: &Tensor, train: bool) -> Outputs {
-        let trunk = self.trunk(xs, train);
-        Outputs { policy: self.policy(&trunk, train), wdl: self.value.forward(&trunk, train), leads: self.leads.as_ref().map(|head| head.forward(&trunk, train)) }
     }
 }

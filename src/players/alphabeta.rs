@@ -10,9 +10,9 @@
 //! must capture or answer at once, so such nodes get no stand-pat in quiescence and a ply of
 //! extension in the main search.
 
-use super::heuristic::{self, evaluate_with, forcing_moves, is_decisive, loss_in, move_facts as facts, must_answer, win_in, MoveFacts, Weights, WIN};
+use super::heuristic::{self, evaluate_with, is_decisive, loss_in, win_in, Weights, WIN};
 use super::{Decision, Limit, Player};
-use crate::game::{Dir, Move, Position, Rules, Square};
+use crate::game::{forcing_moves, move_facts as facts, must_answer, Dir, Move, MoveFacts, Position, Rules, Square};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -39,8 +39,6 @@ const NULL_MOVE_MIN_PIECES: u32 = 6;
 const INFINITY: i32 = WIN + 1;
 /// 2^20 entries of 16 bytes: 16 MiB per player.
 const TABLE_BITS: u32 = 20;
-/// A prover's searches are small (tens of thousands of nodes): 2^18 entries, 4 MiB.
-const PROVER_TABLE_BITS: u32 = 18;
 
 /// Search features that can be switched off to measure what they bring. The numbers are
 /// matches of the default against the default with one feature switched, equal node budgets
@@ -108,50 +106,6 @@ impl Player for AlphaBetaPlayer {
     fn choose(&mut self, position: &Position, limit: Limit) -> Decision {
         let limit = limit.or(self.limit).or(DEFAULT_LIMIT);
         self.search.run(position, limit, &mut self.rng)
-    }
-}
-
-/// What an exact search proved about a position, from the side to move's point of view.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proof {
-    /// The side to move wins by force within `plies` plies, starting with `mv`.
-    Win { mv: Move, plies: u32 },
-    /// The side to move loses within `plies` plies whatever it plays.
-    Loss { plies: u32 },
-    /// Nothing proved within the limit.
-    Open,
-}
-
-/// The alpha-beta search used as a prover: it says only what it proved. Its results come from
-/// the rules (a won start of a turn, no legal move) along lines where every reply of the losing
-/// side was searched; the evaluation only orders the moves and scores the undecided horizon.
-/// The table lives as long as the game, so a check of a position searched just before (a
-/// child of the last root) is mostly table hits.
-pub struct Prover {
-    search: Search,
-    rng: StdRng,
-}
-
-impl Prover {
-    pub fn new(seed: u64) -> Prover {
-        Prover { search: Search::new(Weights::DEFAULT, Options::DEFAULT, PROVER_TABLE_BITS), rng: StdRng::seed_from_u64(seed) }
-    }
-
-    pub fn new_game(&mut self, seed: u64) {
-        self.rng = StdRng::seed_from_u64(seed);
-        self.search.clear();
-    }
-
-    /// Searches `position` (ongoing, with a legal move) within `limit`; returns what it proved
-    /// and the positions it searched.
-    pub fn prove(&mut self, position: &Position, limit: Limit) -> (Proof, u64) {
-        let (score, line, _) = self.search.iterate(position, limit, &mut self.rng);
-        let proof = match heuristic::plies_to_result(score) {
-            Some(plies) if plies > 0 => Proof::Win { mv: line[0], plies: plies as u32 },
-            Some(plies) => Proof::Loss { plies: plies.unsigned_abs() },
-            None => Proof::Open,
-        };
-        (proof, self.search.nodes)
     }
 }
 

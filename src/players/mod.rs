@@ -7,7 +7,6 @@
 //! `net:run/checkpoints/gen-000010.safetensors:time=1`.
 
 pub mod alphabeta;
-pub mod blend;
 pub mod greedy;
 pub mod heuristic;
 mod net;
@@ -143,23 +142,11 @@ pub struct PlayerSpec {
     pub forced_results: Option<bool>,
     /// What a draw is worth to a net's search, in [-1, 1] (default 0; see `SearchConfig`).
     pub draw_value: Option<f32>,
-    /// The weight of implicit minimax backups in a net's search, in [0, 1] (default 0; see
-    /// `SearchConfig::minimax_weight`).
-    pub minimax_weight: Option<f32>,
     /// The number format a net searches in (default auto; see [`Precision`]).
     pub precision: Option<Precision>,
     /// Leaves a net's search evaluates per network call (default
     /// [`net::DEFAULT_LEAVES_PER_CALL`]): more use the CPU better, fewer search better.
     pub leaves: Option<usize>,
-    /// Positions a net's proof search (see `NetPlayer::with_guard`) may visit per check; 0 or
-    /// none: no proof search.
-    pub guard: Option<u64>,
-    /// Whether a net averages each evaluation with the left-right mirror's (default off; see
-    /// `Network::with_mirror_average`).
-    pub mirror: Option<bool>,
-    /// The weight of the hand-made evaluation in a net's leaf values, in [0, 1] (default 0;
-    /// see [`blend::HeuristicBlend`]).
-    pub blend: Option<f32>,
     /// The text the spec was parsed from, as the player's name.
     pub text: String,
 }
@@ -208,10 +195,7 @@ impl FromStr for PlayerSpec {
                 }
                 "cpuct" => spec.c_puct = Some(value.parse().ok().filter(|c: &f32| *c > 0.0 && c.is_finite()).ok_or_else(|| bad("needs a positive number"))?),
                 "forced" => spec.forced_results = Some(on_or_off(value).ok_or_else(|| bad("needs on or off"))?),
-                "mirror" => spec.mirror = Some(on_or_off(value).ok_or_else(|| bad("needs on or off"))?),
                 "draw" => spec.draw_value = Some(value.parse().ok().filter(|d: &f32| (-1.0..=1.0).contains(d)).ok_or_else(|| bad("needs a number in [-1, 1]"))?),
-                "blend" => spec.blend = Some(value.parse().ok().filter(|w: &f32| (0.0..=1.0).contains(w)).ok_or_else(|| bad("needs a number in [0, 1]"))?),
-                "minimax" => spec.minimax_weight = Some(value.parse().ok().filter(|w: &f32| (0.0..=1.0).contains(w)).ok_or_else(|| bad("needs a number in [0, 1]"))?),
                 "precision" => {
                     spec.precision = Some(match value {
                         "f32" => Precision::F32,
@@ -221,8 +205,7 @@ impl FromStr for PlayerSpec {
                     })
                 }
                 "leaves" => spec.leaves = Some(value.parse().ok().filter(|n| (1..=256).contains(n)).ok_or_else(|| bad("needs a whole number 1..=256"))?),
-                "guard" => spec.guard = Some(value.parse().map_err(|_| bad("needs a whole number of positions (0: off)"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, minimax, precision, leaves, guard, mirror, blend)")),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision, leaves)")),
             }
         }
         Ok(spec)
@@ -260,7 +243,7 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, minimax_weight: None, precision: None, leaves: None, guard: None, mirror: None, blend: None, text }
+        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, leaves: None, text }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -273,8 +256,8 @@ impl PlayerSpec {
             PlayerKind::MctsRollout => Box::new(rollout::RolloutPlayer::new(limit.or(rollout::DEFAULT_LIMIT), self.c_puct, seed)),
             PlayerKind::Net(path) => {
                 let precision = self.precision.unwrap_or_default();
-                let player = NetPlayer::load(path, device.resolve()?, precision, self.mirror.unwrap_or(false), limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
-                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)).with_guard(self.guard.unwrap_or(0)).with_blend(self.blend.unwrap_or(0.0)))
+                let player = NetPlayer::load(path, device.resolve()?, precision, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
+                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)))
             }
         })
     }
@@ -286,7 +269,6 @@ impl PlayerSpec {
             c_puct: self.c_puct.unwrap_or(defaults.c_puct),
             forced_results: self.forced_results.unwrap_or(defaults.forced_results),
             draw_value: self.draw_value.unwrap_or(defaults.draw_value),
-            minimax_weight: self.minimax_weight.unwrap_or(defaults.minimax_weight),
             ..defaults
         }
     }

@@ -1,15 +1,13 @@
 //! A network with PUCT search: `net:PATH`, by simulations or time per move; with `sims=1` it
 //! plays the raw policy (the most likely move).
 
-use super::alphabeta::{Proof, Prover};
-use super::blend::HeuristicBlend;
 use super::{Decision, Limit, Player, PlayerError};
 use crate::evaluator::{CachedEvaluator, Evaluator};
 use crate::game::Position;
 use crate::mcts::{Search, SearchConfig};
 use crate::nn::{Network, Precision};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use std::path::Path;
 use std::time::Instant;
 
@@ -21,37 +19,19 @@ pub const DEFAULT_LEAVES_PER_CALL: usize = 8;
 
 pub struct NetPlayer {
     name: String,
-    evaluator: CachedEvaluator<HeuristicBlend<Network>>,
+    evaluator: CachedEvaluator<Network>,
     search_config: SearchConfig,
     /// The tree of the last search, kept to reuse when the game continues from it.
     search: Option<Search>,
     limit: Limit,
     /// Leaves gathered (under virtual loss) for each network call.
     leaves_per_call: usize,
-    guard: Option<Guard>,
     rng: StdRng,
 }
 
-/// An exact search beside the network's (`guard=N`). The network judges races to the far row
-/// badly when they are several plies deep (a phalanx capturing its way to the home row looked
-/// like an 80% position to 800 simulations one move before it won), while a small alpha-beta
-/// proof search sees such lines at once. So before the tree search a proof search at the root
-/// plays a forced win when it finds one, and after it the chosen move is checked: where the
-/// opponent is proved to win after it, the most visited move not proved lost is played
-/// instead. Only proved results act, never the hand-made evaluation.
-struct Guard {
-    prover: Prover,
-    /// Positions each proof search may visit.
-    nodes: u64,
-}
-
-/// Moves the guard checks after the tree search, most visited first, before it gives up and
-/// plays the tree's choice.
-const GUARD_CANDIDATES: usize = 4;
-
 impl NetPlayer {
     pub fn new(network: Network, name: String, limit: Limit, search_config: SearchConfig, seed: u64) -> NetPlayer {
-        NetPlayer { name, evaluator: CachedEvaluator::new(HeuristicBlend::new(network, 0.0), 100_000), search_config, search: None, limit, leaves_per_call: DEFAULT_LEAVES_PER_CALL, guard: None, rng: StdRng::seed_from_u64(seed) }
+        NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, leaves_per_call: DEFAULT_LEAVES_PER_CALL, rng: StdRng::seed_from_u64(seed) }
     }
 
     /// Gathers `leaves` leaves for each network call instead of the default
@@ -61,24 +41,9 @@ impl NetPlayer {
         self
     }
 
-    /// Adds the proof search (see [`Guard`]) of `nodes` positions a check; 0 leaves it off.
-    pub fn with_guard(mut self, nodes: u64) -> NetPlayer {
-        self.guard = (nodes > 0).then(|| Guard { prover: Prover::new(self.rng.random()), nodes });
-        self
-    }
-
-    /// Blends the hand-made evaluation into the leaf values with `weight` (see
-    /// [`HeuristicBlend`]); 0 leaves the network's values as they are.
-    pub fn with_blend(mut self, weight: f32) -> NetPlayer {
-        self.evaluator.inner_mut().set_weight(weight);
-        self.evaluator.clear();
-        self
-    }
-
-    /// The network in `path`, searching in `precision`, its evaluations averaged with the
-    /// mirror's when `mirror_average` says so.
-    pub fn load(path: &Path, device: tch::Device, precision: Precision, mirror_average: bool, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
-        let network = Network::load(path, device)?.0.into_inference(precision).with_mirror_average(mirror_average);
+    /// The network in `path`, searching in `precision`.
+    pub fn load(path: &Path, device: tch::Device, precision: Precision, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
+        let network = Network::load(path, device)?.0.into_inference(precision);
         let name = format!("net:{}", path.display());
         Ok(NetPlayer::new(network, name, limit, search_config, seed))
     }
@@ -109,9 +74,6 @@ impl Player for NetPlayer {
         self.search = None;
         self.evaluator.clear();
         self.rng = StdRng::seed_from_u64(seed);
-        if let Some(guard) = &mut self.guard {
-            guard.prover.new_game(seed);
-        }
     }
 
     fn choose(&mut self, position: &Position, limit: Limit) -> Decision {
@@ -119,31 +81,15 @@ impl Player for NetPlayer {
         if limit.nodes.is_none() && limit.time.is_none() {
             limit.nodes = DEFAULT_LIMIT.nodes; // a depth means nothing to MCTS
         }
-        let started = Instant::now();
-        // The proof searches may take a quarter of a clocked move at the root and an eighth a
-        // check (below); by nodes they take their budget, whatever the tree search's.
-        let mut guard_nodes = 0;
-        let mut root_proof = Proof::Open;
-        if let Some(guard) = &mut self.guard {
-            let (proof, nodes) = guard.prover.prove(position, Limit { nodes: Some(guard.nodes), depth: None, time: limit.time.map(|t| t / 4) });
-            guard_nodes += nodes;
-            root_proof = proof;
-            if let Proof::Win { mv, .. } = proof {
-                self.search = None; // the tree has no use for a won game
-                return Decision { mv, value: Some(1.0), nodes: guard_nodes, depth: None, principal_variation: vec![mv] };
-            }
-        }
-        // On a clock, keep as long again as the root proof took for the check afterwards.
-        let tree_time = limit.time.map(|t| t.saturating_sub(started.elapsed() * 2));
         let mut search = self.tree_for(position);
-        let tree_started = Instant::now();
+        let started = Instant::now();
         let before = search.root_visits();
         let target = |visits: u32| limit.nodes.map_or(u32::MAX, |n| visits.saturating_add(n.min(u32::MAX as u64) as u32));
         let goal = target(before);
         // The root is expanded first, so even `sims=1` has priors to play from.
         let evaluator: &mut dyn Evaluator = &mut self.evaluator;
         search.run(evaluator, 1, 1, &mut self.rng);
-        while search.root_visits() < goal && tree_time.is_none_or(|t| tree_started.elapsed() < t) {
+        while search.root_visits() < goal && limit.time.is_none_or(|t| started.elapsed() < t) {
             // On a clock, one network call between readings of it, so the search overruns its
             // time by a few milliseconds, not by a chunk of simulations (a chunk of 64 was 0.2 s
             // for the 8x96 agent in f32, doubling a 0.2 s move).
@@ -152,45 +98,12 @@ impl Player for NetPlayer {
             search.run(evaluator, next, self.leaves_per_call, &mut self.rng);
         }
         let summary = search.summary();
-        let mut mv = search.choose_move(0.0, &mut self.rng).expect("choose is only asked in positions with a legal move");
-        if let (Some(guard), Proof::Open) = (&mut self.guard, root_proof) {
-            // (A root proved lost has no move to save; one proved won was played above.)
-            let mut candidates = search.root_choices();
-            candidates.sort_by_key(|&(candidate, visits)| (std::cmp::Reverse(visits), candidate != mv));
-            let deadline = limit.time.map(|t| started + t);
-            let mut safe = None;
-            for &(candidate, _) in candidates.iter().take(GUARD_CANDIDATES) {
-                // Each check takes an eighth of the move, but never past the move's end: a
-                // candidate left unchecked when the time is up is played as it stands (it is
-                // not proved lost, as the ones before it were).
-                let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
-                if left.is_some_and(|left| left.is_zero()) {
-                    safe = Some(candidate);
-                    break;
-                }
-                let check = Limit { nodes: Some(guard.nodes), depth: None, time: limit.time.zip(left).map(|(t, left)| (t / 8).min(left)) };
-                let next = position.play_unchecked(candidate);
-                let lost = match next.status() {
-                    crate::game::Status::Ongoing => {
-                        let (proof, nodes) = guard.prover.prove(&next, check);
-                        guard_nodes += nodes;
-                        matches!(proof, Proof::Win { .. })
-                    }
-                    crate::game::Status::Won { winner, .. } => winner != position.side_to_move(),
-                    crate::game::Status::Draw => false,
-                };
-                if !lost {
-                    safe = Some(candidate);
-                    break;
-                }
-            }
-            mv = safe.unwrap_or(mv);
-        }
+        let mv = search.choose_move(0.0, &mut self.rng).expect("choose is only asked in positions with a legal move");
         let mut principal_variation = search.principal_variation(16);
         if principal_variation.first() != Some(&mv) {
             principal_variation = vec![mv]; // a tie on visits, broken the other way by prior
         }
-        let nodes = (search.root_visits() - before) as u64 + guard_nodes;
+        let nodes = (search.root_visits() - before) as u64;
         let decision = Decision { mv, value: Some(summary.value), nodes, depth: None, principal_variation };
         search.advance(mv);
         self.search = Some(search);

@@ -5,9 +5,9 @@
 //! Its own small arena tree: [`crate::mcts`] is PUCT for networks, with priors this player
 //! does not have.
 
-use super::heuristic::{self, evaluate, forcing_moves, move_facts, must_answer, MoveFacts};
+use super::heuristic::{self, evaluate};
 use super::{Decision, Limit, Player};
-use crate::game::{Move, Position};
+use crate::game::{forcing_moves, move_facts, must_answer, Move, MoveFacts, Position};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};

@@ -1,0 +1,80 @@
+//! The run directory's files: atomic writes, CSV tables, and the errors of a run.
+
+use crate::nn::NetError;
+use crate::replay::ReplayError;
+use serde::Serialize;
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+
+/// Why a run (or a distillation) could not go on. Nothing it saved is changed by the error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("run directory {dir} was made with an incompatible config: {problem}. Use another --run directory, or the run's own config ({dir}/config.toml)")]
+    Incompatible { dir: PathBuf, problem: String },
+    #[error("{path} is corrupt: {problem}")]
+    Corrupt { path: PathBuf, problem: String },
+    #[error("{dir} is not a run directory and no --config was given to start one")]
+    NoConfig { dir: PathBuf },
+    #[error("{dir} already holds a run; a run starts from another network's weights only when it is new")]
+    AlreadyStarted { dir: PathBuf },
+    #[error(transparent)]
+    Net(#[from] NetError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error("rating games: {0}")]
+    Rating(#[from] crate::arena::ArenaError),
+    #[error("the generation's match ([matches]): {0}")]
+    Match(crate::arena::ArenaError),
+    #[error("cannot pretrain on {source_run}: {problem}")]
+    Pretraining { source_run: PathBuf, problem: String },
+    #[error("{dir} holds no distillation and no --teacher was given to start one")]
+    NoTeacher { dir: PathBuf },
+    #[error("{dir} holds {found} but no state.json, so it is not a distillation; use another --run directory")]
+    NotADistillation { dir: PathBuf, found: String },
+    #[error("teacher {path}: {problem}")]
+    Teacher { path: PathBuf, problem: String },
+}
+
+/// Turns an I/O error on `path` into a [`RunError`].
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io { path: path.to_path_buf(), source }
+}
+
+/// Turns an error in reading `path` into [`RunError::Corrupt`], naming the file.
+pub(crate) fn corrupt<E: Display>(path: &Path) -> impl Fn(E) -> RunError + '_ {
+    move |e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() }
+}
+
+/// Writes `bytes` to `path` atomically (see [`crate::util::write_atomically`]).
+pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    crate::util::write_atomically(path, bytes).map_err(io(path))
+}
+
+/// Writes `rows` as a CSV file with a header, atomically.
+pub(crate) fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), RunError> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row).map_err(corrupt(path))?;
+    }
+    write_file(path, &writer.into_inner().map_err(corrupt(path))?)
+}
+
+/// The rows of a CSV file with a header that `keep` keeps; none when the file is missing.
+pub(crate) fn read_csv<T: serde::de::DeserializeOwned>(path: &Path, keep: impl Fn(&T) -> bool) -> Result<Vec<T>, RunError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut reader = csv::Reader::from_path(path).map_err(corrupt(path))?;
+    let mut rows = Vec::new();
+    for row in reader.deserialize::<T>() {
+        let row = row.map_err(corrupt(path))?;
+        if keep(&row) {
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
