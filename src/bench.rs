@@ -5,10 +5,10 @@ use crate::config::Config;
 use crate::evaluator::{CachedEvaluator, EvalRequest, Evaluator};
 use crate::game::{self, Position};
 use crate::nn::optim::Optimizer;
-use crate::nn::{encode_batch, Network, NetError};
+use crate::nn::{encode_batch, NetError, Network};
 use crate::replay::ReplayBuffer;
-use crate::train::{self, Round};
 use crate::selfplay;
+use crate::train::{self, Round};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
@@ -31,7 +31,14 @@ pub struct BenchRow {
 
 impl BenchRow {
     fn new(benchmark: &str, batch: Option<usize>, value: f64, unit: &str) -> BenchRow {
-        BenchRow { benchmark: benchmark.into(), batch, value, unit: unit.into(), fraction: None, reference: String::new() }
+        BenchRow {
+            benchmark: benchmark.into(),
+            batch,
+            value,
+            unit: unit.into(),
+            fraction: None,
+            reference: String::new(),
+        }
     }
 
     fn against(mut self, fraction: f64, reference: &str) -> BenchRow {
@@ -64,7 +71,8 @@ pub fn sample_positions(rules: game::Rules, count: usize, seed: u64) -> Vec<Posi
                 break;
             }
             positions.push(position);
-            position = position.play_unchecked(*position.legal_moves().choose(&mut rng).expect("ongoing"));
+            position =
+                position.play_unchecked(*position.legal_moves().choose(&mut rng).expect("ongoing"));
         }
     }
     positions.truncate(count);
@@ -77,7 +85,12 @@ pub fn perft_row(rules: game::Rules, depth: u32) -> BenchRow {
     let started = Instant::now();
     let nodes = game::perft(&start, depth);
     let seconds = started.elapsed().as_secs_f64();
-    BenchRow::new(&format!("perft {depth} (start, 1 thread, {nodes} leaves, {seconds:.2} s)"), None, nodes as f64 / seconds, "leaves/s")
+    BenchRow::new(
+        &format!("perft {depth} (start, 1 thread, {nodes} leaves, {seconds:.2} s)"),
+        None,
+        nodes as f64 / seconds,
+        "leaves/s",
+    )
 }
 
 /// The machine's limit: float32 matrix products of 2048 x 2048 on `device`.
@@ -94,24 +107,48 @@ pub fn matmul_flops(device: Device, seconds: f64) -> f64 {
 
 /// Network throughput at each batch: forward passes alone (the FLOP/s figure) and through the
 /// `Evaluator` search uses (encoding and legal-move softmax included).
-pub fn network_rows(network: &mut Network, rules: game::Rules, batches: &[usize], seconds: f64, machine_flops: f64) -> Vec<BenchRow> {
+pub fn network_rows(
+    network: &mut Network,
+    rules: game::Rules,
+    batches: &[usize],
+    seconds: f64,
+    machine_flops: f64,
+) -> Vec<BenchRow> {
     let mut rows = Vec::new();
     let largest = batches.iter().copied().max().unwrap_or(1);
     let positions = sample_positions(rules, largest, 1);
-    let flops_per_eval = 2.0 * network.config.macs_per_square() as f64 * (rules.width as usize * rules.height as usize) as f64;
+    let flops_per_eval = 2.0
+        * network.config.macs_per_square() as f64
+        * (rules.width as usize * rules.height as usize) as f64;
     for &batch in batches {
         let refs: Vec<&Position> = positions[..batch].iter().collect();
         let inputs = encode_batch(&refs, network.config.inputs());
-        let forward = batch as f64 * rate(seconds, || {
-            let _ = network.infer(&inputs, batch, rules.width, rules.height);
-        });
+        let forward = batch as f64
+            * rate(seconds, || {
+                let _ = network.infer(&inputs, batch, rules.width, rules.height);
+            });
         let flops = forward * flops_per_eval;
-        rows.push(BenchRow::new("network forward", Some(batch), forward, "evals/s").against(flops / machine_flops, &format!("{:.1} GFLOP/s of the matrix-product limit", flops / 1e9)));
-        let requests: Vec<EvalRequest> = positions[..batch].iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
-        let evaluate = batch as f64 * rate(seconds, || {
-            let _ = network.evaluate(&requests);
-        });
-        rows.push(BenchRow::new("network evaluate (encode + forward + priors)", Some(batch), evaluate, "evals/s").against(evaluate / forward, "of forward"));
+        rows.push(BenchRow::new("network forward", Some(batch), forward, "evals/s").against(
+            flops / machine_flops,
+            &format!("{:.1} GFLOP/s of the matrix-product limit", flops / 1e9),
+        ));
+        let requests: Vec<EvalRequest> = positions[..batch]
+            .iter()
+            .map(|p| EvalRequest { position: *p, moves: p.legal_moves() })
+            .collect();
+        let evaluate = batch as f64
+            * rate(seconds, || {
+                let _ = network.evaluate(&requests);
+            });
+        rows.push(
+            BenchRow::new(
+                "network evaluate (encode + forward + priors)",
+                Some(batch),
+                evaluate,
+                "evals/s",
+            )
+            .against(evaluate / forward, "of forward"),
+        );
     }
     rows
 }
@@ -119,28 +156,69 @@ pub fn network_rows(network: &mut Network, rules: game::Rules, batches: &[usize]
 /// Self-play with the config's settings: simulations per second (against the network's own
 /// evaluations per second at the self-play batch), games and positions per hour; then training
 /// steps on the samples it produced.
-pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usize, seconds: f64) -> Result<Vec<BenchRow>, NetError> {
+pub fn selfplay_and_training_rows(
+    network: Network,
+    config: &Config,
+    games: usize,
+    seconds: f64,
+) -> Result<Vec<BenchRow>, NetError> {
     let mut rows = Vec::new();
     // Fewer games than `parallel_games` play in a smaller lockstep, so the network is compared
     // at the batch the games actually start with (4 games of 2 leaves: 8, not 64).
     let batch = config.selfplay.parallel_games.min(games).max(1) * config.selfplay.leaves_per_game;
     let mut inference = network.inference_copy(config.run.precision)?;
     let positions = sample_positions(config.rules, batch, 2);
-    let requests: Vec<EvalRequest> = positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
-    let network_rate = batch as f64 * rate(seconds, || {
-        let _ = inference.evaluate(&requests);
-    });
+    let requests: Vec<EvalRequest> =
+        positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
+    let network_rate = batch as f64
+        * rate(seconds, || {
+            let _ = inference.evaluate(&requests);
+        });
 
-    let selfplay_config = crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
+    let selfplay_config =
+        crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
     let mut evaluator = CachedEvaluator::new(inference, 200_000);
-    let Ok(output) = selfplay::play_games(&mut evaluator, config.rules, &config.search, &selfplay_config, 1, "bench", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(()), &mut |_| {});
+    let Ok(output) = selfplay::play_games(
+        &mut evaluator,
+        config.rules,
+        &config.search,
+        &selfplay_config,
+        1,
+        "bench",
+        Vec::new(),
+        &mut |_, _| Ok::<(), std::convert::Infallible>(()),
+        &mut |_| {},
+    );
     let stats = output.stats;
     let sims = stats.simulations as f64 / stats.seconds;
-    rows.push(BenchRow::new("self-play search", Some(batch), sims, "sims/s").against(sims / network_rate, &format!("of network evaluate at batch {batch} ({network_rate:.0}/s)")));
+    rows.push(BenchRow::new("self-play search", Some(batch), sims, "sims/s").against(
+        sims / network_rate,
+        &format!("of network evaluate at batch {batch} ({network_rate:.0}/s)"),
+    ));
     let hits = evaluator.hits as f64 / (evaluator.hits + evaluator.misses).max(1) as f64;
-    rows.push(BenchRow::new(&format!("self-play games ({} games, {:.0} plies/game, {:.0}% cache hits)", stats.games, stats.plies as f64 / stats.games.max(1) as f64, 100.0 * hits), None, stats.games as f64 / stats.seconds * 3600.0, "games/hour"));
-    rows.push(BenchRow::new("self-play positions", None, stats.plies as f64 / stats.seconds * 3600.0, "positions/hour"));
-    rows.push(BenchRow::new("self-play training samples", None, output.samples.len() as f64 / stats.seconds * 3600.0, "samples/hour"));
+    rows.push(BenchRow::new(
+        &format!(
+            "self-play games ({} games, {:.0} plies/game, {:.0}% cache hits)",
+            stats.games,
+            stats.plies as f64 / stats.games.max(1) as f64,
+            100.0 * hits
+        ),
+        None,
+        stats.games as f64 / stats.seconds * 3600.0,
+        "games/hour",
+    ));
+    rows.push(BenchRow::new(
+        "self-play positions",
+        None,
+        stats.plies as f64 / stats.seconds * 3600.0,
+        "positions/hour",
+    ));
+    rows.push(BenchRow::new(
+        "self-play training samples",
+        None,
+        output.samples.len() as f64 / stats.seconds * 3600.0,
+        "samples/hour",
+    ));
 
     let network = &network;
     let mut buffer = ReplayBuffer::default();
@@ -149,13 +227,33 @@ pub fn selfplay_and_training_rows(network: Network, config: &Config, games: usiz
     let mut optimizer = Optimizer::new(network, config.training.optimizer_settings());
     let mut rng = StdRng::seed_from_u64(3);
     let lr = config.training.learning_rate_at(1);
-    let _ = train::train(network, &mut optimizer, Round { buffer: &buffer, window, steps: 2, learning_rate: lr }, &config.training, &mut rng, &|_| {});
+    let _ = train::train(
+        network,
+        &mut optimizer,
+        Round { buffer: &buffer, window, steps: 2, learning_rate: lr },
+        &config.training,
+        &mut rng,
+        &|_| {},
+    );
     let started = Instant::now();
     let mut samples = 0;
     while started.elapsed().as_secs_f64() < seconds || samples == 0 {
-        samples += train::train(network, &mut optimizer, Round { buffer: &buffer, window, steps: 5, learning_rate: lr }, &config.training, &mut rng, &|_| {}).samples;
+        samples += train::train(
+            network,
+            &mut optimizer,
+            Round { buffer: &buffer, window, steps: 5, learning_rate: lr },
+            &config.training,
+            &mut rng,
+            &|_| {},
+        )
+        .samples;
     }
     let batch_size = config.training.batch_size;
-    rows.push(BenchRow::new("training steps (mirror augmentation, forward + backward + AdamW)", Some(batch_size), samples as f64 / started.elapsed().as_secs_f64(), "samples/s"));
+    rows.push(BenchRow::new(
+        "training steps (mirror augmentation, forward + backward + AdamW)",
+        Some(batch_size),
+        samples as f64 / started.elapsed().as_secs_f64(),
+        "samples/s",
+    ));
     Ok(rows)
 }

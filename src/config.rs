@@ -70,7 +70,13 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> RunConfig {
-        RunConfig { generations: None, seed: 1, threads: None, device: DeviceChoice::Auto, precision: Precision::Auto }
+        RunConfig {
+            generations: None,
+            seed: 1,
+            threads: None,
+            device: DeviceChoice::Auto,
+            precision: Precision::Auto,
+        }
     }
 }
 
@@ -113,7 +119,11 @@ impl NetworkConfig {
     /// need.
     pub fn resolve(&self) -> Result<NetConfig, ConfigError> {
         let mut net = match &self.size {
-            Some(name) => NetConfig::named(name).ok_or_else(|| ConfigError::Invalid(format!("network.size {name:?} is not one of tiny, small, medium, large, huge")))?,
+            Some(name) => NetConfig::named(name).ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "network.size {name:?} is not one of tiny, small, medium, large, huge"
+                ))
+            })?,
             None => NetConfig::named("small").expect("small exists"),
         };
         if let Some(blocks) = self.blocks {
@@ -168,7 +178,11 @@ pub struct SelfPlayConfig {
     /// configs written before there could be several). Only the network's own moves become
     /// training samples; the other player's moves only steer the game. Optional; every game is
     /// self-play when left out.
-    #[serde(alias = "opponent", deserialize_with = "one_or_many_opponents", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        alias = "opponent",
+        deserialize_with = "one_or_many_opponents",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub opponents: Vec<OpponentConfig>,
 }
 
@@ -196,7 +210,9 @@ impl Default for SelfPlayConfig {
 /// Reads `selfplay.opponents` as one table or an array of tables. (An untagged enum would do
 /// it too, but its error names neither form's problem: a misspelt field would read "data did
 /// not match any variant".)
-fn one_or_many_opponents<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<OpponentConfig>, D::Error> {
+fn one_or_many_opponents<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<OpponentConfig>, D::Error> {
     use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
     struct OneOrMany;
     impl<'de> serde::de::Visitor<'de> for OneOrMany {
@@ -233,7 +249,8 @@ pub struct OpponentConfig {
 impl OpponentConfig {
     /// The player spec, checked as the trainer needs it.
     pub fn spec(&self) -> Result<PlayerSpec, ConfigError> {
-        let invalid = |m: String| ConfigError::Invalid(format!("selfplay.opponents: `{}`: {m}", self.player));
+        let invalid =
+            |m: String| ConfigError::Invalid(format!("selfplay.opponents: `{}`: {m}", self.player));
         let spec: PlayerSpec = self.player.parse().map_err(|e| invalid(format!("{e}")))?;
         if matches!(spec.kind, PlayerKind::Net(_)) {
             return Err(invalid("is a network; self-play opponents must be random, greedy, alphabeta or mcts-rollout".into()));
@@ -292,7 +309,14 @@ pub struct ReplayConfig {
 
 impl Default for ReplayConfig {
     fn default() -> ReplayConfig {
-        ReplayConfig { min_window: 20_000, max_window: 250_000, window_exponent: 0.75, max_sample_reuse: 12.0, records: Vec::new(), records_share: 0.0 }
+        ReplayConfig {
+            min_window: 20_000,
+            max_window: 250_000,
+            window_exponent: 0.75,
+            max_sample_reuse: 12.0,
+            records: Vec::new(),
+            records_share: 0.0,
+        }
     }
 }
 
@@ -302,7 +326,8 @@ impl ReplayConfig {
         if total <= self.min_window {
             return total;
         }
-        let grown = self.min_window as f64 * (total as f64 / self.min_window as f64).powf(self.window_exponent);
+        let grown = self.min_window as f64
+            * (total as f64 / self.min_window as f64).powf(self.window_exponent);
         (grown as usize).clamp(self.min_window, self.max_window).min(total)
     }
 }
@@ -350,7 +375,11 @@ impl Default for TrainingConfig {
 
 impl TrainingConfig {
     pub fn optimizer_settings(&self) -> OptimizerSettings {
-        OptimizerSettings { kind: self.optimizer, momentum: self.momentum, weight_decay: self.weight_decay }
+        OptimizerSettings {
+            kind: self.optimizer,
+            momentum: self.momentum,
+            weight_decay: self.weight_decay,
+        }
     }
 
     pub fn learning_rate_at(&self, generation: u32) -> f64 {
@@ -367,7 +396,11 @@ fn is_zero(value: &f64) -> bool {
 /// The rate of a schedule `[[from, rate], ...]` (sorted, not empty) at `at`: the last entry that
 /// has begun, or the first before any has.
 pub fn rate_at<T: PartialOrd + Copy>(schedule: &[(T, f64)], at: T) -> f64 {
-    schedule.iter().take_while(|(from, _)| *from <= at).last().map_or(schedule[0].1, |(_, rate)| *rate)
+    schedule
+        .iter()
+        .take_while(|(from, _)| *from <= at)
+        .last()
+        .map_or(schedule[0].1, |(_, rate)| *rate)
 }
 
 /// Rating games during training: every `every` generations the newest checkpoint plays the
@@ -390,13 +423,25 @@ pub struct EvaluationConfig {
 
 impl Default for EvaluationConfig {
     fn default() -> EvaluationConfig {
-        EvaluationConfig { every: 5, games: 20, simulations: 32, baselines: vec!["random".into(), "greedy".into()], opening_plies: 4 }
+        EvaluationConfig {
+            every: 5,
+            games: 20,
+            simulations: 32,
+            baselines: vec!["random".into(), "greedy".into()],
+            opening_plies: 4,
+        }
     }
 }
 
 impl EvaluationConfig {
     pub fn baseline_specs(&self) -> Result<Vec<PlayerSpec>, ConfigError> {
-        self.baselines.iter().map(|b| b.parse::<PlayerSpec>().map_err(|e| ConfigError::Invalid(format!("evaluation.baselines: {e}")))).collect()
+        self.baselines
+            .iter()
+            .map(|b| {
+                b.parse::<PlayerSpec>()
+                    .map_err(|e| ConfigError::Invalid(format!("evaluation.baselines: {e}")))
+            })
+            .collect()
     }
 }
 
@@ -447,12 +492,16 @@ impl MatchesConfig {
     /// The player of the network at `checkpoint`, named `name` in the records (its options
     /// follow the name, as they follow a path in a spec).
     pub fn agent_spec(&self, checkpoint: &Path, name: &str) -> Result<PlayerSpec, ConfigError> {
-        let options = if self.agent.is_empty() { String::new() } else { format!(":{}", self.agent) };
+        let options =
+            if self.agent.is_empty() { String::new() } else { format!(":{}", self.agent) };
         let mut spec: PlayerSpec = format!("net:{}{options}", checkpoint.display())
             .parse()
             .map_err(|e| ConfigError::Invalid(format!("matches.agent {:?}: {e}", self.agent)))?;
         if spec.limit.nodes.is_none() && spec.limit.time.is_none() {
-            return Err(ConfigError::Invalid(format!("matches.agent {:?} gives the network no limit: add sims= or time=", self.agent)));
+            return Err(ConfigError::Invalid(format!(
+                "matches.agent {:?} gives the network no limit: add sims= or time=",
+                self.agent
+            )));
         }
         // Named by the checkpoint rather than its path, so that a run moved to another folder
         // still resumes the games it saved.
@@ -486,13 +535,15 @@ pub enum ConfigError {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
         Config::parse(&text, &path.display().to_string())
     }
 
     /// Parses and validates; `origin` names the source in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        let mut config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
+        let mut config: Config = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
         // A `[rules]` section that sets no cap is read with Rules' own defaults, which have none.
         config.rules.ply_cap.get_or_insert(DEFAULT_PLY_CAP);
         config.validate()?;
@@ -526,7 +577,10 @@ impl Config {
             return invalid("selfplay.games_per_generation, parallel_games and leaves_per_game must be at least 1".into());
         }
         if !(0.0..=1.0).contains(&s.full_search_probability) || s.full_search_probability == 0.0 {
-            return invalid(format!("selfplay.full_search_probability must be in (0, 1], not {}", s.full_search_probability));
+            return invalid(format!(
+                "selfplay.full_search_probability must be in (0, 1], not {}",
+                s.full_search_probability
+            ));
         }
         if let RootSearch::Gumbel { considered } = s.root_search {
             if considered < 2 {
@@ -543,18 +597,30 @@ impl Config {
             opponent.spec()?;
             // Games are told apart by the players' names in their records.
             if s.opponents[..i].iter().any(|earlier| earlier.player == opponent.player) {
-                return invalid(format!("selfplay.opponents: `{}` is given twice", opponent.player));
+                return invalid(format!(
+                    "selfplay.opponents: `{}` is given twice",
+                    opponent.player
+                ));
             }
         }
         let shares: f64 = s.opponents.iter().map(|o| o.share).sum();
         if shares > 1.0 + 1e-9 {
-            return invalid(format!("selfplay.opponents: the shares add up to {shares}, more than all the games"));
+            return invalid(format!(
+                "selfplay.opponents: the shares add up to {shares}, more than all the games"
+            ));
         }
         if s.stall_plies == Some(0) {
-            return invalid("selfplay.stall_plies must be at least 1 (leave it out to never stop a game early)".into());
+            return invalid(
+                "selfplay.stall_plies must be at least 1 (leave it out to never stop a game early)"
+                    .into(),
+            );
         }
         let r = &self.replay;
-        if r.min_window == 0 || r.max_window < r.min_window || !(0.0..=1.0).contains(&r.window_exponent) || r.max_sample_reuse <= 0.0 {
+        if r.min_window == 0
+            || r.max_window < r.min_window
+            || !(0.0..=1.0).contains(&r.window_exponent)
+            || r.max_sample_reuse <= 0.0
+        {
             return invalid("replay: need 0 < min_window <= max_window, window_exponent in [0, 1], max_sample_reuse > 0".into());
         }
         if !(0.0..1.0).contains(&r.records_share) {
@@ -579,16 +645,27 @@ impl Config {
         e.baseline_specs()?;
         let t = &self.training;
         if t.batch_size == 0 || t.steps_per_generation == 0 {
-            return invalid("training.batch_size and steps_per_generation must be at least 1".into());
+            return invalid(
+                "training.batch_size and steps_per_generation must be at least 1".into(),
+            );
         }
-        if t.learning_rate.is_empty() || t.learning_rate.iter().any(|(_, lr)| !(*lr > 0.0 && lr.is_finite())) || t.learning_rate.windows(2).any(|w| w[0].0 >= w[1].0) {
+        if t.learning_rate.is_empty()
+            || t.learning_rate.iter().any(|(_, lr)| !(*lr > 0.0 && lr.is_finite()))
+            || t.learning_rate.windows(2).any(|w| w[0].0 >= w[1].0)
+        {
             return invalid("training.learning_rate must be a non-empty list of [generation, rate] with rates > 0 and generations increasing".into());
         }
         if t.weight_decay < 0.0 || t.value_loss_weight < 0.0 || t.max_grad_norm <= 0.0 {
-            return invalid("training: weight_decay and value_loss_weight must be >= 0, max_grad_norm > 0".into());
+            return invalid(
+                "training: weight_decay and value_loss_weight must be >= 0, max_grad_norm > 0"
+                    .into(),
+            );
         }
         if !(0.0..=1.0).contains(&t.search_value_share) {
-            return invalid(format!("training.search_value_share must be in [0, 1], not {}", t.search_value_share));
+            return invalid(format!(
+                "training.search_value_share must be in [0, 1], not {}",
+                t.search_value_share
+            ));
         }
         Ok(())
     }
@@ -596,7 +673,10 @@ impl Config {
     /// What must not change when a run is resumed: the game and the network's shape.
     pub fn incompatibility(&self, stored: &Config) -> Option<String> {
         if self.rules != stored.rules {
-            return Some(format!("[rules] differ: the run has {}, this config {}", stored.rules, self.rules));
+            return Some(format!(
+                "[rules] differ: the run has {}, this config {}",
+                stored.rules, self.rules
+            ));
         }
         if self.network.resolve().ok() != stored.network.resolve().ok() {
             return Some("[network] differs from the run's network".into());
@@ -617,7 +697,9 @@ fn shorten_f32_floats(value: &mut toml::Value) {
             }
         }
         toml::Value::Array(items) => items.iter_mut().for_each(shorten_f32_floats),
-        toml::Value::Table(table) => table.iter_mut().for_each(|(_, item)| shorten_f32_floats(item)),
+        toml::Value::Table(table) => {
+            table.iter_mut().for_each(|(_, item)| shorten_f32_floats(item))
+        }
         _ => {}
     }
 }

@@ -28,7 +28,7 @@ use crate::nn::model::NetConfig;
 use crate::nn::optim::{Optimizer, OptimizerKind, OptimizerSettings};
 use crate::nn::{configure_threads, encode_batch, DeviceChoice, Network, Precision};
 use crate::replay::{self, outcome_for, ReplayBuffer, Sample, SparsePolicy};
-use crate::train::{losses, make_batch, held_out_losses, LossWeights};
+use crate::train::{held_out_losses, losses, make_batch, LossWeights};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -108,13 +108,15 @@ pub struct TeacherGamesConfig {
 
 impl DistillConfig {
     pub fn load(path: &Path) -> Result<DistillConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
         DistillConfig::parse(&text, &path.display().to_string())
     }
 
     /// Parses and validates; `origin` names the source in errors.
     pub fn parse(text: &str, origin: &str) -> Result<DistillConfig, ConfigError> {
-        let config: DistillConfig = toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
+        let config: DistillConfig = toml::from_str(text)
+            .map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
         config.validate()?;
         Ok(config)
     }
@@ -145,12 +147,23 @@ impl DistillConfig {
         }
         match training.learning_rate.first() {
             Some((0, _)) => {}
-            _ => return invalid("training.learning_rate must start at step 0: [[0, rate], ...]".into()),
+            _ => {
+                return invalid(
+                    "training.learning_rate must start at step 0: [[0, rate], ...]".into(),
+                )
+            }
         }
-        if training.learning_rate.windows(2).any(|w| w[0].0 >= w[1].0) || training.learning_rate.iter().any(|(_, rate)| !(*rate > 0.0 && rate.is_finite())) {
-            return invalid("training.learning_rate must be sorted by step, with positive rates".into());
+        if training.learning_rate.windows(2).any(|w| w[0].0 >= w[1].0)
+            || training.learning_rate.iter().any(|(_, rate)| !(*rate > 0.0 && rate.is_finite()))
+        {
+            return invalid(
+                "training.learning_rate must be sorted by step, with positive rates".into(),
+            );
         }
-        if !(training.weight_decay >= 0.0 && training.max_grad_norm > 0.0 && training.value_loss_weight >= 0.0) {
+        if !(training.weight_decay >= 0.0
+            && training.max_grad_norm > 0.0
+            && training.value_loss_weight >= 0.0)
+        {
             return invalid("training.weight_decay and value_loss_weight must be at least 0, max_grad_norm above 0".into());
         }
         let games = &self.games;
@@ -158,10 +171,16 @@ impl DistillConfig {
             return invalid("games.lockstep must be positive".into());
         }
         if !(games.temperature > 0.0 && games.temperature.is_finite()) {
-            return invalid(format!("games.temperature must be above 0, not {}", games.temperature));
+            return invalid(format!(
+                "games.temperature must be above 0, not {}",
+                games.temperature
+            ));
         }
         if games.window < training.batch_size {
-            return invalid(format!("games.window ({}) must hold at least a batch ({})", games.window, training.batch_size));
+            return invalid(format!(
+                "games.window ({}) must hold at least a batch ({})",
+                games.window, training.batch_size
+            ));
         }
         if !(games.reuse > 0.0 && games.reuse.is_finite()) {
             return invalid(format!("games.reuse must be above 0, not {}", games.reuse));
@@ -228,14 +247,23 @@ pub struct Distillation {
 }
 
 fn optimizer_settings(config: &DistillConfig) -> OptimizerSettings {
-    OptimizerSettings { kind: OptimizerKind::AdamW, momentum: 0.9, weight_decay: config.training.weight_decay }
+    OptimizerSettings {
+        kind: OptimizerKind::AdamW,
+        momentum: 0.9,
+        weight_decay: config.training.weight_decay,
+    }
 }
 
 impl Distillation {
     /// Opens `dir`: resumes the distillation it holds (then `config`, if given, must be the one
     /// it was made with, and `teacher`, if given, the same file), or starts one there from
     /// `config` and `teacher`. `device`, if given, overrides the config's for this invocation.
-    pub fn open(dir: &Path, config: Option<&DistillConfig>, teacher: Option<&Path>, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
+    pub fn open(
+        dir: &Path,
+        config: Option<&DistillConfig>,
+        teacher: Option<&Path>,
+        device: Option<DeviceChoice>,
+    ) -> Result<Distillation, RunError> {
         let state_path = dir.join("state.json");
         if state_path.exists() {
             let stored = DistillConfig::load(&dir.join("config.toml"))?;
@@ -247,14 +275,23 @@ impl Distillation {
                     ("training", given.training != stored.training),
                     ("games", given.games != stored.games),
                 ];
-                let differing: Vec<&str> = sections.iter().filter(|(_, differs)| *differs).map(|(name, _)| *name).collect();
-                let problem = format!("the given config differs from it in [{}]", differing.join(", "));
+                let differing: Vec<&str> = sections
+                    .iter()
+                    .filter(|(_, differs)| *differs)
+                    .map(|(name, _)| *name)
+                    .collect();
+                let problem =
+                    format!("the given config differs from it in [{}]", differing.join(", "));
                 return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
             }
             let text = std::fs::read_to_string(&state_path).map_err(io(&state_path))?;
             let state: DistillState = serde_json::from_str(&text).map_err(corrupt(&state_path))?;
             if let Some(teacher) = teacher.filter(|t| *t != state.teacher) {
-                let problem = format!("{} distils {}, not this network", dir.display(), state.teacher.display());
+                let problem = format!(
+                    "{} distils {}, not this network",
+                    dir.display(),
+                    state.teacher.display()
+                );
                 return Err(RunError::Teacher { path: teacher.to_path_buf(), problem });
             }
             return Distillation::resume(dir, stored, state, device);
@@ -270,7 +307,13 @@ impl Distillation {
     /// which start at zero), instead of random ones: a student distilled before goes on with a
     /// new schedule, say the lower learning rates of a distillation that stopped early. The
     /// optimiser starts afresh. Refused where `dir` holds a distillation already.
-    pub fn start_from(dir: &Path, config: &DistillConfig, teacher: &Path, student: &Path, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
+    pub fn start_from(
+        dir: &Path,
+        config: &DistillConfig,
+        teacher: &Path,
+        student: &Path,
+        device: Option<DeviceChoice>,
+    ) -> Result<Distillation, RunError> {
         if dir.join("state.json").exists() {
             return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
         }
@@ -278,7 +321,13 @@ impl Distillation {
         Distillation::start(dir, config.clone(), teacher, Some(student), device)
     }
 
-    fn start(dir: &Path, config: DistillConfig, teacher_path: &Path, init: Option<&Path>, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
+    fn start(
+        dir: &Path,
+        config: DistillConfig,
+        teacher_path: &Path,
+        init: Option<&Path>,
+        device: Option<DeviceChoice>,
+    ) -> Result<Distillation, RunError> {
         configure_threads(config.run.threads);
         let device = device.unwrap_or(config.run.device).resolve()?;
         let teacher = load_teacher(teacher_path, &config, device)?;
@@ -289,24 +338,66 @@ impl Distillation {
         let optimizer = Optimizer::new(&student, optimizer_settings(&config));
         std::fs::create_dir_all(dir.join("checkpoints")).map_err(io(dir))?;
         write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
-        let state = DistillState { teacher: teacher_path.to_path_buf(), initialised_from: init.map(Path::to_path_buf), steps: 0, positions: 0, games: 0, seconds: 0.0 };
-        Ok(Distillation { dir: dir.to_path_buf(), config, state, teacher, student, optimizer, held_out: Vec::new(), rows: Vec::new() })
+        let state = DistillState {
+            teacher: teacher_path.to_path_buf(),
+            initialised_from: init.map(Path::to_path_buf),
+            steps: 0,
+            positions: 0,
+            games: 0,
+            seconds: 0.0,
+        };
+        Ok(Distillation {
+            dir: dir.to_path_buf(),
+            config,
+            state,
+            teacher,
+            student,
+            optimizer,
+            held_out: Vec::new(),
+            rows: Vec::new(),
+        })
     }
 
-    fn resume(dir: &Path, config: DistillConfig, state: DistillState, device: Option<DeviceChoice>) -> Result<Distillation, RunError> {
+    fn resume(
+        dir: &Path,
+        config: DistillConfig,
+        state: DistillState,
+        device: Option<DeviceChoice>,
+    ) -> Result<Distillation, RunError> {
         configure_threads(config.run.threads);
         let device = device.unwrap_or(config.run.device).resolve()?;
         let teacher = load_teacher(&state.teacher, &config, device)?;
         let (student, _) = Network::load(&dir.join("student.safetensors"), device)?;
         if student.config != config.student_config()? {
-            let problem = format!("student.safetensors is a {:?}, the config asks for a {:?}", student.config, config.student_config()?);
+            let problem = format!(
+                "student.safetensors is a {:?}, the config asks for a {:?}",
+                student.config,
+                config.student_config()?
+            );
             return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
         }
-        let optimizer = Optimizer::load(&dir.join("optimizer.safetensors"), &student, optimizer_settings(&config))?;
+        let optimizer = Optimizer::load(
+            &dir.join("optimizer.safetensors"),
+            &student,
+            optimizer_settings(&config),
+        )?;
         let held_out_path = dir.join("held-out.bin");
-        let held_out = if held_out_path.exists() { replay::read_samples(&held_out_path, &config.rules)? } else { Vec::new() };
+        let held_out = if held_out_path.exists() {
+            replay::read_samples(&held_out_path, &config.rules)?
+        } else {
+            Vec::new()
+        };
         let rows = read_csv(&dir.join("metrics.csv"), |row: &DistillRow| row.step <= state.steps)?;
-        Ok(Distillation { dir: dir.to_path_buf(), config, state, teacher, student, optimizer, held_out, rows })
+        Ok(Distillation {
+            dir: dir.to_path_buf(),
+            config,
+            state,
+            teacher,
+            student,
+            optimizer,
+            held_out,
+            rows,
+        })
     }
 
     pub fn config(&self) -> &DistillConfig {
@@ -324,15 +415,23 @@ impl Distillation {
 
     /// Distils until `steps` optimiser steps are taken in all (the config's when None),
     /// checkpointing every `checkpoint_every` and at the end.
-    pub fn run(&mut self, steps: Option<u64>, observer: &dyn DistillObserver) -> Result<(), RunError> {
+    pub fn run(
+        &mut self,
+        steps: Option<u64>,
+        observer: &dyn DistillObserver,
+    ) -> Result<(), RunError> {
         let goal = steps.unwrap_or(self.config.run.steps);
         let started = Instant::now();
         let seconds_before = self.state.seconds;
         // A resumed distillation plays other games than the ones its first invocation played
         // (by the positions labelled, not the steps: one resumed at step 0 must not play the
         // held-out games again, into its training window).
-        let mut rng = StdRng::seed_from_u64(self.config.run.seed ^ self.state.positions.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let mut games: Vec<TeacherGame> = (0..self.config.games.lockstep).map(|_| TeacherGame::new(&self.config, rng.random())).collect();
+        let mut rng = StdRng::seed_from_u64(
+            self.config.run.seed ^ self.state.positions.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
+        let mut games: Vec<TeacherGame> = (0..self.config.games.lockstep)
+            .map(|_| TeacherGame::new(&self.config, rng.random()))
+            .collect();
         let mut window = ReplayBuffer::default();
         let mut chunk = 0u32;
         // Steps owed to the positions labelled so far (`reuse` times each, in batches).
@@ -364,11 +463,15 @@ impl Distillation {
             if labelled.is_empty() {
                 continue;
             }
-            owed += labelled.len() as f64 * self.config.games.reuse / self.config.training.batch_size as f64;
+            owed += labelled.len() as f64 * self.config.games.reuse
+                / self.config.training.batch_size as f64;
             window.push(chunk, labelled);
             chunk += 1;
             window.trim(self.config.games.window);
-            while owed >= 1.0 && window.len() >= self.config.training.batch_size && self.state.steps < goal {
+            while owed >= 1.0
+                && window.len() >= self.config.training.batch_size
+                && self.state.steps < goal
+            {
                 owed -= 1.0;
                 let (policy, value) = self.train_step(&window, weights, &mut rng);
                 policy_sum += policy;
@@ -376,7 +479,9 @@ impl Distillation {
                 losses_since += 1;
                 self.state.steps += 1;
                 observer.step(self.state.steps);
-                if self.state.steps.is_multiple_of(self.config.run.checkpoint_every) || self.state.steps == goal {
+                if self.state.steps.is_multiple_of(self.config.run.checkpoint_every)
+                    || self.state.steps == goal
+                {
                     self.state.seconds = seconds_before + started.elapsed().as_secs_f64();
                     let n = losses_since.max(1) as f64;
                     let row = self.checkpoint(policy_sum / n, value_sum / n)?;
@@ -391,13 +496,29 @@ impl Distillation {
     /// One teacher batch over every unfinished game, one move each; returns the labelled
     /// positions of the games that ended (each replaced by a new game).
     fn play_move(&mut self, games: &mut [TeacherGame], rng: &mut StdRng) -> Vec<Vec<Sample>> {
-        let requests: Vec<EvalRequest> = games.iter().map(|game| EvalRequest { position: game.position, moves: game.position.legal_moves() }).collect();
+        let requests: Vec<EvalRequest> = games
+            .iter()
+            .map(|game| EvalRequest { position: game.position, moves: game.position.legal_moves() })
+            .collect();
         let evaluations = self.teacher.evaluate(&requests);
         let mut finished = Vec::new();
         for ((game, request), evaluation) in games.iter_mut().zip(&requests).zip(evaluations) {
-            let policy = request.moves.iter().zip(&evaluation.priors).map(|(mv, p)| (encode::move_index(&request.position, *mv) as u16, *p)).collect();
-            game.labelled.push((request.position, policy, Wdl::from_value_and_draw(evaluation.value, evaluation.draw)));
-            let weights: Vec<f64> = evaluation.priors.iter().map(|p| (*p as f64).powf(1.0 / self.config.games.temperature)).collect();
+            let policy = request
+                .moves
+                .iter()
+                .zip(&evaluation.priors)
+                .map(|(mv, p)| (encode::move_index(&request.position, *mv) as u16, *p))
+                .collect();
+            game.labelled.push((
+                request.position,
+                policy,
+                Wdl::from_value_and_draw(evaluation.value, evaluation.draw),
+            ));
+            let weights: Vec<f64> = evaluation
+                .priors
+                .iter()
+                .map(|p| (*p as f64).powf(1.0 / self.config.games.temperature))
+                .collect();
             let index = sample_index(&weights, &mut game.rng);
             game.play(request.moves[index]);
             if let Some(result) = game.result() {
@@ -409,12 +530,20 @@ impl Distillation {
     }
 
     /// One optimiser step on a batch from the window; returns its policy and value losses.
-    fn train_step(&mut self, window: &ReplayBuffer, weights: LossWeights, rng: &mut StdRng) -> (f64, f64) {
+    fn train_step(
+        &mut self,
+        window: &ReplayBuffer,
+        weights: LossWeights,
+        rng: &mut StdRng,
+    ) -> (f64, f64) {
         let training = &self.config.training;
-        let samples: Vec<&Sample> = (0..training.batch_size).map(|_| window.sample(usize::MAX, rng)).collect();
-        let mirror: Vec<bool> = samples.iter().map(|_| training.mirror_augmentation && rng.random_bool(0.5)).collect();
+        let samples: Vec<&Sample> =
+            (0..training.batch_size).map(|_| window.sample(usize::MAX, rng)).collect();
+        let mirror: Vec<bool> =
+            samples.iter().map(|_| training.mirror_augmentation && rng.random_bool(0.5)).collect();
         // The value target is the teacher's chances alone: a share of 1 of the "searched" ones.
-        let batch = make_batch(&samples, &mirror, self.student.config.inputs(), 1.0, self.student.device());
+        let batch =
+            make_batch(&samples, &mirror, self.student.config.inputs(), 1.0, self.student.device());
         let step_losses = losses(&self.student, &batch, weights, true);
         self.optimizer.zero_grad();
         step_losses.total.backward();
@@ -432,13 +561,20 @@ impl Distillation {
             positions: self.state.positions,
             games: self.state.games,
             seconds: self.state.seconds,
-            learning_rate: self.config.training.learning_rate_at(self.state.steps.saturating_sub(1)),
+            learning_rate: self
+                .config
+                .training
+                .learning_rate_at(self.state.steps.saturating_sub(1)),
             policy_loss,
             value_loss,
             held_out_policy_loss: held_out.map_or(f64::NAN, |h| h.policy),
             held_out_value_loss: held_out.map_or(f64::NAN, |h| h.value),
-            teacher_entropy: mean_entropy(&self.held_out, |s| s.policy.iter().map(|(_, p)| *p).collect()),
-            teacher_value_entropy: mean_entropy(&self.held_out, |s| s.searched.map_or_else(Vec::new, |c| vec![c.win, c.draw, c.loss])),
+            teacher_entropy: mean_entropy(&self.held_out, |s| {
+                s.policy.iter().map(|(_, p)| *p).collect()
+            }),
+            teacher_value_entropy: mean_entropy(&self.held_out, |s| {
+                s.searched.map_or_else(Vec::new, |c| vec![c.win, c.draw, c.loss])
+            }),
             top_move_agreement: top_move_agreement(&self.student, &self.held_out),
         };
         let mut meta = BTreeMap::new();
@@ -449,7 +585,10 @@ impl Distillation {
             meta.insert("distill_initialised_from".into(), init.display().to_string());
         }
         meta.insert("program_version".into(), env!("CARGO_PKG_VERSION").into());
-        self.student.save(&self.dir.join("checkpoints").join(format!("step-{:08}.safetensors", self.state.steps)), &meta)?;
+        self.student.save(
+            &self.dir.join("checkpoints").join(format!("step-{:08}.safetensors", self.state.steps)),
+            &meta,
+        )?;
         self.student.save(&self.dir.join("student.safetensors"), &meta)?;
         self.optimizer.save(&self.dir.join("optimizer.safetensors"))?;
         self.rows.retain(|r| r.step < row.step);
@@ -471,11 +610,16 @@ fn refuse_foreign_files(dir: &Path) -> Result<(), RunError> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         let ours = match name {
             "config.toml" | "held-out.bin" => true,
-            "checkpoints" => std::fs::read_dir(&path).is_ok_and(|mut inside| inside.next().is_none()),
+            "checkpoints" => {
+                std::fs::read_dir(&path).is_ok_and(|mut inside| inside.next().is_none())
+            }
             _ => false,
         };
         if !ours {
-            return Err(RunError::NotADistillation { dir: dir.to_path_buf(), found: name.to_string() });
+            return Err(RunError::NotADistillation {
+                dir: dir.to_path_buf(),
+                found: name.to_string(),
+            });
         }
     }
     Ok(())
@@ -483,10 +627,17 @@ fn refuse_foreign_files(dir: &Path) -> Result<(), RunError> {
 
 /// The teacher in its number format for search, refused if it was trained for the other game
 /// (with stones or without).
-fn load_teacher(path: &Path, config: &DistillConfig, device: tch::Device) -> Result<Network, RunError> {
+fn load_teacher(
+    path: &Path,
+    config: &DistillConfig,
+    device: tch::Device,
+) -> Result<Network, RunError> {
     let (teacher, _) = Network::load(path, device)?;
     if teacher.config.stones != config.rules.stones {
-        let problem = format!("it was trained for the game {} stones, the config asks for the other", if teacher.config.stones { "with" } else { "without" });
+        let problem = format!(
+            "it was trained for the game {} stones, the config asks for the other",
+            if teacher.config.stones { "with" } else { "without" }
+        );
         return Err(RunError::Teacher { path: path.to_path_buf(), problem });
     }
     Ok(teacher.into_inference(config.run.precision))
@@ -508,7 +659,13 @@ fn sample_index(weights: &[f64], rng: &mut impl Rng) -> usize {
 /// The mean entropy (nats) of the distribution `of` each sample: the floor of a cross-entropy
 /// against it.
 fn mean_entropy(samples: &[Sample], of: impl Fn(&Sample) -> Vec<f32>) -> f64 {
-    let entropy = |distribution: Vec<f32>| distribution.into_iter().filter(|p| *p > 0.0).map(|p| -(p as f64) * (p as f64).ln()).sum::<f64>();
+    let entropy = |distribution: Vec<f32>| {
+        distribution
+            .into_iter()
+            .filter(|p| *p > 0.0)
+            .map(|p| -(p as f64) * (p as f64).ln())
+            .sum::<f64>()
+    };
     samples.iter().map(|s| entropy(of(s))).sum::<f64>() / samples.len().max(1) as f64
 }
 
@@ -524,7 +681,13 @@ fn top_move_agreement(network: &Network, samples: &[Sample]) -> f64 {
         let (logits, _) = network.infer(&inputs, chunk.len(), width, height);
         for (i, sample) in chunk.iter().enumerate() {
             let logits = &logits[i * policy_size..(i + 1) * policy_size];
-            let best = |key: &dyn Fn(&(u16, f32)) -> f32| sample.policy.iter().max_by(|a, b| key(a).total_cmp(&key(b))).map(|(index, _)| *index);
+            let best = |key: &dyn Fn(&(u16, f32)) -> f32| {
+                sample
+                    .policy
+                    .iter()
+                    .max_by(|a, b| key(a).total_cmp(&key(b)))
+                    .map(|(index, _)| *index)
+            };
             agreed += (best(&|(index, _)| logits[*index as usize]) == best(&|(_, p)| *p)) as usize;
         }
     }
@@ -573,7 +736,12 @@ impl TeacherGame {
     fn into_samples(self, result: RecordResult) -> Vec<Sample> {
         self.labelled
             .into_iter()
-            .map(|(position, policy, searched)| Sample { outcome: outcome_for(result, position.side_to_move()), position, policy, searched: Some(searched) })
+            .map(|(position, policy, searched)| Sample {
+                outcome: outcome_for(result, position.side_to_move()),
+                position,
+                policy,
+                searched: Some(searched),
+            })
             .collect()
     }
 }

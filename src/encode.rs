@@ -120,7 +120,11 @@ fn view_dir(dir: Dir, side: Color) -> Dir {
 pub fn encode_position(position: &Position, inputs: Inputs, out: &mut [f32]) {
     let (width, height) = (position.rules().width, position.rules().height);
     let area = width as usize * height as usize;
-    assert_eq!(out.len(), inputs.planes() * area, "input buffer for {inputs:?} on a {width}x{height} board");
+    assert_eq!(
+        out.len(),
+        inputs.planes() * area,
+        "input buffer for {inputs:?} on a {width}x{height} board"
+    );
     out.fill(0.0);
     let side = position.side_to_move();
     let mark = |out: &mut [f32], plane: usize, squares: Bitboard| {
@@ -131,12 +135,17 @@ pub fn encode_position(position: &Position, inputs: Inputs, out: &mut [f32]) {
     };
     mark(out, PLANE_OWN, position.pieces(side));
     mark(out, PLANE_OPPONENT, position.pieces(side.opponent()));
-    let constant = |out: &mut [f32], plane: usize, value: f32| out[plane * area..(plane + 1) * area].fill(value);
+    let constant = |out: &mut [f32], plane: usize, value: f32| {
+        out[plane * area..(plane + 1) * area].fill(value)
+    };
     constant(out, PLANE_ONES, 1.0);
     constant(out, PLANE_OWN_FAR, position.far_row_count(side) as f32 / 4.0);
     constant(out, PLANE_OPPONENT_FAR, position.far_row_count(side.opponent()) as f32 / 4.0);
     constant(out, PLANE_WON, if position.side_to_move_has_won() { 1.0 } else { 0.0 });
-    let plies_left = position.rules().ply_cap.map_or(1.0, |cap| cap.saturating_sub(position.ply()) as f32 / cap as f32);
+    let plies_left = position
+        .rules()
+        .ply_cap
+        .map_or(1.0, |cap| cap.saturating_sub(position.ply()) as f32 / cap as f32);
     constant(out, PLANE_PLIES_LEFT, plies_left);
     if inputs.stones {
         mark(out, PLANE_STONES, position.stones());
@@ -158,7 +167,11 @@ pub fn move_index(position: &Position, mv: Move) -> usize {
     let (width, height) = (position.rules().width, position.rules().height);
     let side = position.side_to_move();
     let (row, column) = view_square(mv.from, side, height);
-    let plane = if mv.is_placement() { PLANE_PLACE } else { view_dir(mv.dir, side).index() * MAX_DISTANCE + (mv.distance as usize - 1) };
+    let plane = if mv.is_placement() {
+        PLANE_PLACE
+    } else {
+        view_dir(mv.dir, side).index() * MAX_DISTANCE + (mv.distance as usize - 1)
+    };
     (plane * height as usize + row) * width as usize + column
 }
 
@@ -193,7 +206,12 @@ pub fn mirror_index(index: usize, width: u8, height: u8) -> usize {
     let row = (index / width) % height;
     let column = index % width;
     // A placement has no direction: only its column mirrors.
-    let mirrored_plane = if plane >= POLICY_PLANES { plane } else { Dir::from_index(plane / MAX_DISTANCE).mirrored().index() * MAX_DISTANCE + plane % MAX_DISTANCE };
+    let mirrored_plane = if plane >= POLICY_PLANES {
+        plane
+    } else {
+        Dir::from_index(plane / MAX_DISTANCE).mirrored().index() * MAX_DISTANCE
+            + plane % MAX_DISTANCE
+    };
     (mirrored_plane * height + row) * width + (width - 1 - column)
 }
 

@@ -54,11 +54,25 @@ fn first_word(text: &str) -> (&str, &str) {
 }
 
 impl EngineSession {
-    pub fn new(spec: PlayerSpec, device: DeviceChoice, rules: Rules) -> Result<EngineSession, String> {
+    pub fn new(
+        spec: PlayerSpec,
+        device: DeviceChoice,
+        rules: Rules,
+    ) -> Result<EngineSession, String> {
         crate::players::check_rules(&spec, &rules).map_err(|e| e.to_string())?;
         let player = spec.build(device, 1).map_err(|e| e.to_string())?;
         let position = Position::start(rules).map_err(|e| e.to_string())?;
-        Ok(EngineSession { spec, player, device, rules, position: Some(position), refused: String::new(), limit: Limit::default(), games: 0, finished: false })
+        Ok(EngineSession {
+            spec,
+            player,
+            device,
+            rules,
+            position: Some(position),
+            refused: String::new(),
+            limit: Limit::default(),
+            games: 0,
+            finished: false,
+        })
     }
 
     /// The position `go` would search; None after a refused `position` command.
@@ -113,12 +127,17 @@ impl EngineSession {
     }
 
     fn set_option(&mut self, text: &str) -> Result<(), String> {
-        let text = text.strip_prefix("name").ok_or("setoption needs `name <option> value <value>`")?.trim();
+        let text = text
+            .strip_prefix("name")
+            .ok_or("setoption needs `name <option> value <value>`")?
+            .trim();
         let (name, value) = match text.split_once(" value ") {
             Some((name, value)) => (name.trim(), value.trim()),
             None => (text, ""),
         };
-        let number = |v: &str| v.parse::<u64>().map_err(|_| format!("option {name} needs a whole number, not {v:?}"));
+        let number = |v: &str| {
+            v.parse::<u64>().map_err(|_| format!("option {name} needs a whole number, not {v:?}"))
+        };
         match name.to_ascii_lowercase().as_str() {
             "player" => {
                 let spec: PlayerSpec = value.parse().map_err(|e: crate::players::SpecError| e.to_string())?;
@@ -163,7 +182,8 @@ impl EngineSession {
     }
 
     fn set_rules(&mut self, rules: Rules) -> Result<(), String> {
-        let position = self.position.map(|p| p.with_rules(rules)).transpose().map_err(|e| e.to_string())?;
+        let position =
+            self.position.map(|p| p.with_rules(rules)).transpose().map_err(|e| e.to_string())?;
         self.rules = rules;
         self.position = position;
         Ok(())
@@ -174,20 +194,28 @@ impl EngineSession {
     fn set_position(&mut self, text: &str) -> Result<(), String> {
         let (setup, moves) = match text.split_once(" moves") {
             Some((setup, moves)) => (setup.trim(), Some(moves)),
-            None if text.trim_end().ends_with("moves") => (text.trim_end().trim_end_matches("moves").trim(), Some("")),
+            None if text.trim_end().ends_with("moves") => {
+                (text.trim_end().trim_end_matches("moves").trim(), Some(""))
+            }
             None => (text.trim(), None),
         };
         let (kind, rest) = first_word(setup);
         let mut position = match kind {
-            "startpos" if rest.is_empty() => Position::start(self.rules).map_err(|e| e.to_string())?,
+            "startpos" if rest.is_empty() => {
+                Position::start(self.rules).map_err(|e| e.to_string())?
+            }
             "fen" => Position::parse(rest, self.rules).map_err(|e| format!("position fen: {e}"))?,
-            _ => return Err("position needs `startpos` or `fen <position text>`, then optionally `moves ...`".into()),
+            _ => return Err(
+                "position needs `startpos` or `fen <position text>`, then optionally `moves ...`"
+                    .into(),
+            ),
         };
         for (i, text) in moves.unwrap_or("").split_whitespace().enumerate() {
             if position.status() != Status::Ongoing {
                 return Err(format!("move {} ({text}): the game is already over", i + 1));
             }
-            let mv = position.parse_move(text).map_err(|e| format!("move {} ({text}): {e}", i + 1))?;
+            let mv =
+                position.parse_move(text).map_err(|e| format!("move {} ({text}): {e}", i + 1))?;
             position = position.play_unchecked(mv);
         }
         self.position = Some(position);
@@ -210,7 +238,9 @@ impl EngineSession {
                 continue;
             }
             let value = words.get(i + 1).ok_or_else(|| format!("go: {key} needs a value"))?;
-            let number = value.parse::<u64>().map_err(|_| format!("go: {key} needs a whole number, not {value:?}"))?;
+            let number = value
+                .parse::<u64>()
+                .map_err(|_| format!("go: {key} needs a whole number, not {value:?}"))?;
             match key {
                 "nodes" => limit.nodes = Some(number.max(1)),
                 "movetime" => limit.time = Some(Duration::from_millis(number.max(1))),
@@ -236,7 +266,10 @@ impl EngineSession {
 
     fn go(&mut self, text: &str) -> Result<Vec<String>, String> {
         let Some(position) = self.position else {
-            return Err(format!("no position to search: the last position command was refused ({})", self.refused));
+            return Err(format!(
+                "no position to search: the last position command was refused ({})",
+                self.refused
+            ));
         };
         let limit = self.go_limit(&position, text)?;
         if position.status() != Status::Ongoing {
@@ -250,7 +283,11 @@ impl EngineSession {
         info.push(format!("nodes {}", decision.nodes));
         if let Some(value) = decision.value {
             // Centi-units of the [-1, 1] value, so GUIs that only read `score cp` show something.
-            info.push(format!("score cp {} winprob {:.3}", (value * 100.0).round() as i32, winning_chance(value)));
+            info.push(format!(
+                "score cp {} winprob {:.3}",
+                (value * 100.0).round() as i32,
+                winning_chance(value)
+            ));
         }
         let mut line = position;
         let mut pv = Vec::new();

@@ -42,7 +42,11 @@ impl Wdl {
 
     /// A finished game's result for the side to move: +1 won, 0 drawn, -1 lost.
     pub fn certain(value: f32) -> Wdl {
-        Wdl { win: (value > 0.0) as u8 as f32, draw: (value == 0.0) as u8 as f32, loss: (value < 0.0) as u8 as f32 }
+        Wdl {
+            win: (value > 0.0) as u8 as f32,
+            draw: (value == 0.0) as u8 as f32,
+            loss: (value < 0.0) as u8 as f32,
+        }
     }
 }
 
@@ -61,7 +65,11 @@ impl Evaluator for UniformEvaluator {
     fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
         batch
             .iter()
-            .map(|r| Evaluation { priors: vec![1.0 / r.moves.len().max(1) as f32; r.moves.len()], value: 0.0, draw: 0.0 })
+            .map(|r| Evaluation {
+                priors: vec![1.0 / r.moves.len().max(1) as f32; r.moves.len()],
+                value: 0.0,
+                draw: 0.0,
+            })
             .collect()
     }
 }
@@ -92,7 +100,9 @@ impl<E: Evaluator> CachedEvaluator<E> {
 
     fn key(position: &Position) -> u64 {
         match position.rules().ply_cap {
-            Some(_) => position.hash() ^ (position.ply() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            Some(_) => {
+                position.hash() ^ (position.ply() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            }
             None => position.hash(),
         }
     }
@@ -102,7 +112,8 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
     fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
         let keys: Vec<u64> = batch.iter().map(|r| Self::key(&r.position)).collect();
         // Hits are copied out first: making room below may empty the cache.
-        let mut results: Vec<Option<Evaluation>> = keys.iter().map(|k| self.entries.get(k).cloned()).collect();
+        let mut results: Vec<Option<Evaluation>> =
+            keys.iter().map(|k| self.entries.get(k).cloned()).collect();
         let missing: Vec<usize> = (0..batch.len()).filter(|&i| results[i].is_none()).collect();
         self.hits += (batch.len() - missing.len()) as u64;
         self.misses += missing.len() as u64;

@@ -22,23 +22,23 @@
 //! - [`util`]: atomic file writes.
 //! - [`cli`]: the command line, one file per subcommand.
 
-pub mod game;
+pub mod arena;
+pub mod bench;
+pub mod cli;
+pub mod coach;
+pub mod config;
+pub mod distill;
 pub mod encode;
+pub mod engine;
 pub mod evaluator;
+pub mod game;
 pub mod mcts;
 pub mod nn;
 pub mod players;
-pub mod arena;
-pub mod engine;
-pub mod review;
-pub mod serve;
-pub mod util;
-pub mod replay;
-pub mod selfplay;
-pub mod train;
-pub mod config;
-pub mod coach;
-pub mod distill;
 pub mod plot;
-pub mod bench;
-pub mod cli;
+pub mod replay;
+pub mod review;
+pub mod selfplay;
+pub mod serve;
+pub mod train;
+pub mod util;

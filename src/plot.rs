@@ -4,9 +4,9 @@
 //! `matches.csv` and `ratings/ratings.csv`; and of several runs side by side (an A/B of configs). SVG needs no fonts on the machine and shows in any
 //! browser and in the docs.
 
-use crate::coach::rating::{read_ratings, RatingRow};
 use crate::arena::elo::Tally;
 use crate::coach::matches::{read_rows, MatchRow};
+use crate::coach::rating::{read_ratings, RatingRow};
 use crate::coach::{read_metrics, read_opponents, MetricsRow, OpponentRow, RunError};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,10 @@ struct EloPoint {
 /// wall time and game count of their generation.
 fn elo_points(metrics: &[MetricsRow], ratings: &[RatingRow]) -> Vec<EloPoint> {
     let at = |generation: u32| -> (f64, f64) {
-        metrics.iter().find(|m| m.generation == generation).map_or((0.0, 0.0), |m| (m.wall_seconds / 3600.0, m.total_games as f64))
+        metrics
+            .iter()
+            .find(|m| m.generation == generation)
+            .map_or((0.0, 0.0), |m| (m.wall_seconds / 3600.0, m.total_games as f64))
     };
     let mut points: Vec<EloPoint> = ratings
         .iter()
@@ -69,13 +72,25 @@ pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
     let opponents = read_opponents(&run.join("opponents.csv"), u32::MAX)?;
     let matches = read_rows(&run.join("matches.csv"), u32::MAX)?;
     let ratings = read_ratings(&run.join("ratings").join("ratings.csv"))?;
-    let baselines: Vec<(String, f64)> = ratings.iter().filter(|r| r.generation.is_none()).map(|r| (r.player.clone(), r.elo)).collect();
+    let baselines: Vec<(String, f64)> = ratings
+        .iter()
+        .filter(|r| r.generation.is_none())
+        .map(|r| (r.player.clone(), r.elo))
+        .collect();
     let points = elo_points(&metrics, &ratings);
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| run.join("plots"));
     std::fs::create_dir_all(&dir).map_err(|source| RunError::Io { path: dir.clone(), source })?;
     let path = dir.join("progress.svg");
     let title = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    draw(&path, &title, &metrics, Scores { opponents: &opponents, matches: &matches }, &points, &baselines).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    draw(
+        &path,
+        &title,
+        &metrics,
+        Scores { opponents: &opponents, matches: &matches },
+        &points,
+        &baselines,
+    )
+    .map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
     Ok(path)
 }
 
@@ -94,7 +109,11 @@ fn run_curve(run: &Path) -> Result<RunCurve, PlotError> {
         return Err(PlotError::Unrated(run.to_path_buf()));
     }
     let name = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let baselines = ratings.iter().filter(|r| r.generation.is_none() && r.elo != 0.0).map(|r| (r.player.clone(), r.elo)).collect();
+    let baselines = ratings
+        .iter()
+        .filter(|r| r.generation.is_none() && r.elo != 0.0)
+        .map(|r| (r.player.clone(), r.elo))
+        .collect();
     Ok(RunCurve { name, points, baselines })
 }
 
@@ -103,9 +122,11 @@ fn run_curve(run: &Path) -> Result<RunCurve, PlotError> {
 /// run rates against random = 0 separately, so the baselines show how comparable the scales are).
 pub fn plot_comparison(runs: &[PathBuf], out: &Path) -> Result<PathBuf, PlotError> {
     let curves = runs.iter().map(|run| run_curve(run)).collect::<Result<Vec<_>, _>>()?;
-    std::fs::create_dir_all(out).map_err(|source| RunError::Io { path: out.to_path_buf(), source })?;
+    std::fs::create_dir_all(out)
+        .map_err(|source| RunError::Io { path: out.to_path_buf(), source })?;
     let path = out.join("comparison.svg");
-    draw_comparison(&path, &curves).map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    draw_comparison(&path, &curves)
+        .map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
     Ok(path)
 }
 
@@ -116,29 +137,71 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
     let root = root.titled(&format!("runs {}", names.join(" vs ")), ("sans-serif", 22))?;
     let panels = root.split_evenly((1, 2));
     let all = || curves.iter().flat_map(|c| c.points.iter());
-    let elo = range(all().flat_map(|p| [p.elo - p.error, p.elo + p.error]).chain(curves.iter().flat_map(|c| c.baselines.iter().map(|b| b.1))));
-    let colours = [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
-    for (panel, (caption, x_desc, x)) in panels.iter().zip([("Elo (random = 0) against hours", "hours", (|p: &EloPoint| p.hours) as fn(&EloPoint) -> f64), ("Elo (random = 0) against self-play games", "games", |p: &EloPoint| p.games)]) {
+    let elo = range(
+        all()
+            .flat_map(|p| [p.elo - p.error, p.elo + p.error])
+            .chain(curves.iter().flat_map(|c| c.baselines.iter().map(|b| b.1))),
+    );
+    let colours =
+        [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
+    for (panel, (caption, x_desc, x)) in panels.iter().zip([
+        (
+            "Elo (random = 0) against hours",
+            "hours",
+            (|p: &EloPoint| p.hours) as fn(&EloPoint) -> f64,
+        ),
+        ("Elo (random = 0) against self-play games", "games", |p: &EloPoint| p.games),
+    ]) {
         let x_range = range(all().map(x).chain([0.0]));
-        let mut chart = ChartBuilder::on(panel).caption(caption, ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(x_range.clone(), elo.clone())?;
+        let mut chart = ChartBuilder::on(panel)
+            .caption(caption, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(50)
+            .build_cartesian_2d(x_range.clone(), elo.clone())?;
         chart.configure_mesh().x_desc(x_desc).draw()?;
         for (index, (curve, colour)) in curves.iter().zip(colours.iter().cycle()).enumerate() {
             let colour = *colour;
             // Each run's labels start further right, so runs with equal baselines stay legible.
             let label_x = x_range.start + (x_range.end - x_range.start) * 0.3 * (index % 3) as f64;
             for (name, rating) in &curve.baselines {
-                let dashes = (0..40).map(|i| x_range.start + (x_range.end - x_range.start) * i as f64 / 40.0).collect::<Vec<_>>();
-                chart.draw_series(dashes.chunks(2).filter(|d| d.len() == 2).map(|d| PathElement::new(vec![(d[0], *rating), (d[1], *rating)], colour.mix(0.6))))?;
-                chart.draw_series(std::iter::once(Text::new(format!("{name} ({})", curve.name), (label_x, *rating), ("sans-serif", 12).into_font().color(&colour))))?;
+                let dashes = (0..40)
+                    .map(|i| x_range.start + (x_range.end - x_range.start) * i as f64 / 40.0)
+                    .collect::<Vec<_>>();
+                chart.draw_series(dashes.chunks(2).filter(|d| d.len() == 2).map(|d| {
+                    PathElement::new(vec![(d[0], *rating), (d[1], *rating)], colour.mix(0.6))
+                }))?;
+                chart.draw_series(std::iter::once(Text::new(
+                    format!("{name} ({})", curve.name),
+                    (label_x, *rating),
+                    ("sans-serif", 12).into_font().color(&colour),
+                )))?;
             }
-            chart.draw_series(curve.points.iter().map(|p| PathElement::new(vec![(x(p), p.elo - p.error), (x(p), p.elo + p.error)], colour.mix(0.35))))?;
+            chart.draw_series(curve.points.iter().map(|p| {
+                PathElement::new(
+                    vec![(x(p), p.elo - p.error), (x(p), p.elo + p.error)],
+                    colour.mix(0.35),
+                )
+            }))?;
             chart
-                .draw_series(LineSeries::new(curve.points.iter().map(|p| (x(p), p.elo)), colour.stroke_width(2)))?
+                .draw_series(LineSeries::new(
+                    curve.points.iter().map(|p| (x(p), p.elo)),
+                    colour.stroke_width(2),
+                ))?
                 .label(curve.name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
-            chart.draw_series(curve.points.iter().map(|p| Circle::new((x(p), p.elo), 3, colour.filled())))?;
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
+            chart.draw_series(
+                curve.points.iter().map(|p| Circle::new((x(p), p.elo), 3, colour.filled())),
+            )?;
         }
-        chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
     }
     root.present()?;
     Ok(())
@@ -153,44 +216,112 @@ struct Scores<'a> {
     matches: &'a [MatchRow],
 }
 
-fn draw(path: &Path, title: &str, metrics: &[MetricsRow], scores: Scores, points: &[EloPoint], baselines: &[(String, f64)]) -> DrawResult {
+fn draw(
+    path: &Path,
+    title: &str,
+    metrics: &[MetricsRow],
+    scores: Scores,
+    points: &[EloPoint],
+    baselines: &[(String, f64)],
+) -> DrawResult {
     let root = SVGBackend::new(path, (1200, 800)).into_drawing_area();
     root.fill(&WHITE)?;
     let root = root.titled(&format!("run {title}"), ("sans-serif", 24))?;
     let panels = root.split_evenly((2, 2));
-    let elo_range = range(points.iter().flat_map(|p| [p.elo - p.error, p.elo + p.error]).chain(baselines.iter().map(|b| b.1)));
-    elo_panel(&panels[0], "Elo (random = 0) against hours", "hours", points.iter().map(|p| p.hours).collect(), points, baselines, elo_range.clone())?;
-    elo_panel(&panels[1], "Elo (random = 0) against self-play games", "games", points.iter().map(|p| p.games).collect(), points, baselines, elo_range)?;
+    let elo_range = range(
+        points
+            .iter()
+            .flat_map(|p| [p.elo - p.error, p.elo + p.error])
+            .chain(baselines.iter().map(|b| b.1)),
+    );
+    elo_panel(
+        &panels[0],
+        "Elo (random = 0) against hours",
+        "hours",
+        points.iter().map(|p| p.hours).collect(),
+        points,
+        baselines,
+        elo_range.clone(),
+    )?;
+    elo_panel(
+        &panels[1],
+        "Elo (random = 0) against self-play games",
+        "games",
+        points.iter().map(|p| p.games).collect(),
+        points,
+        baselines,
+        elo_range,
+    )?;
 
     let generations = range(metrics.iter().map(|m| m.generation as f64));
-    let losses = range(metrics.iter().flat_map(|m| [Some(m.policy_loss), Some(m.value_loss), m.fresh_policy_loss, m.fresh_value_loss]).flatten());
-    let mut chart = ChartBuilder::on(&panels[2]).caption("losses", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(generations.clone(), losses)?;
+    let losses = range(
+        metrics
+            .iter()
+            .flat_map(|m| {
+                [Some(m.policy_loss), Some(m.value_loss), m.fresh_policy_loss, m.fresh_value_loss]
+            })
+            .flatten(),
+    );
+    let mut chart = ChartBuilder::on(&panels[2])
+        .caption("losses", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(50)
+        .build_cartesian_2d(generations.clone(), losses)?;
     chart.configure_mesh().x_desc("generation").draw()?;
-    chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.policy_loss)), &BLUE))?.label("policy").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
-    chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.value_loss)), &RED))?.label("value").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+    chart
+        .draw_series(LineSeries::new(
+            metrics.iter().map(|m| (m.generation as f64, m.policy_loss)),
+            &BLUE,
+        ))?
+        .label("policy")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    chart
+        .draw_series(LineSeries::new(
+            metrics.iter().map(|m| (m.generation as f64, m.value_loss)),
+            &RED,
+        ))?
+        .label("value")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
     // The held-out losses, on each generation's games before training on them, paler.
     type HeldOutLoss = fn(&MetricsRow) -> Option<f64>;
-    let held_out: [(HeldOutLoss, RGBColor, &str); 2] =
-        [(|m| m.fresh_policy_loss, BLUE, "policy, new games"), (|m| m.fresh_value_loss, RED, "value, new games")];
+    let held_out: [(HeldOutLoss, RGBColor, &str); 2] = [
+        (|m| m.fresh_policy_loss, BLUE, "policy, new games"),
+        (|m| m.fresh_value_loss, RED, "value, new games"),
+    ];
     for (loss, colour, label) in held_out {
-        let points: Vec<_> = metrics.iter().filter_map(|m| Some((m.generation as f64, loss(m)?))).collect();
+        let points: Vec<_> =
+            metrics.iter().filter_map(|m| Some((m.generation as f64, loss(m)?))).collect();
         if !points.is_empty() {
             let colour = colour.mix(0.4);
-            chart.draw_series(LineSeries::new(points, colour.stroke_width(2)))?.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+            chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
         }
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
 
     // A run with self-play opponents or matches shares the last panel between game length and
     // its scores.
-    let (length_area, score_area) = if scores.opponents.is_empty() && scores.matches.is_empty() { (panels[3].clone(), None) } else {
+    let (length_area, score_area) = if scores.opponents.is_empty() && scores.matches.is_empty() {
+        (panels[3].clone(), None)
+    } else {
         let (left, right) = panels[3].split_horizontally(panels[3].dim_in_pixel().0 / 2);
         (left, Some(right))
     };
     let lengths = range(metrics.iter().map(|m| m.mean_game_length).chain([0.0]));
-    let mut chart = ChartBuilder::on(&length_area).caption("mean game length (plies)", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(generations.clone(), lengths)?;
+    let mut chart = ChartBuilder::on(&length_area)
+        .caption("mean game length (plies)", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(50)
+        .build_cartesian_2d(generations.clone(), lengths)?;
     chart.configure_mesh().x_desc("generation").draw()?;
-    chart.draw_series(LineSeries::new(metrics.iter().map(|m| (m.generation as f64, m.mean_game_length)), &BLACK))?;
+    chart.draw_series(LineSeries::new(
+        metrics.iter().map(|m| (m.generation as f64, m.mean_game_length)),
+        &BLACK,
+    ))?;
     if let Some(area) = score_area {
         scores_panel(&area, &scores, generations)?;
     }
@@ -200,10 +331,19 @@ fn draw(path: &Path, title: &str, metrics: &[MetricsRow], scores: Scores, points
 
 /// The network's score in its self-play games against each opponent, by generation, and each
 /// checkpoint's in its match (`[matches]`), with the 95% interval.
-fn scores_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, scores: &Scores, generations: std::ops::Range<f64>) -> DrawResult {
+fn scores_panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    scores: &Scores,
+    generations: std::ops::Range<f64>,
+) -> DrawResult {
     // A match is played by the checkpoint before its generation: gen-000000's sits at 0.
     let generations = generations.start.min(0.0)..generations.end;
-    let mut chart = ChartBuilder::on(area).caption("score against each opponent (%)", ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(40).build_cartesian_2d(generations, 0.0..100.0)?;
+    let mut chart = ChartBuilder::on(area)
+        .caption("score against each opponent (%)", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(40)
+        .build_cartesian_2d(generations, 0.0..100.0)?;
     chart.configure_mesh().x_desc("generation").draw()?;
     let mut names: Vec<&str> = Vec::new();
     for row in scores.opponents {
@@ -211,11 +351,22 @@ fn scores_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, scores: 
             names.push(&row.opponent);
         }
     }
-    let colours = [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
+    let colours =
+        [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
     for (name, colour) in names.into_iter().zip(colours.iter().cycle()) {
         let colour = *colour;
-        let points: Vec<(f64, f64)> = scores.opponents.iter().filter(|o| o.opponent == name).filter_map(|o| Some((o.generation as f64, 100.0 * o.score?))).collect();
-        chart.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?.label(name).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
+        let points: Vec<(f64, f64)> = scores
+            .opponents
+            .iter()
+            .filter(|o| o.opponent == name)
+            .filter_map(|o| Some((o.generation as f64, 100.0 * o.score?)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
         chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
     }
     if let Some(first) = scores.matches.first() {
@@ -226,33 +377,78 @@ fn scores_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, scores: 
             (m.checkpoint as f64, 100.0 * tally.score(), 100.0 * low, 100.0 * high)
         };
         let points: Vec<_> = scores.matches.iter().map(point).collect();
-        chart.draw_series(points.iter().map(|&(x, _, low, high)| PathElement::new(vec![(x, low), (x, high)], colour.mix(0.4))))?;
+        chart.draw_series(points.iter().map(|&(x, _, low, high)| {
+            PathElement::new(vec![(x, low), (x, high)], colour.mix(0.4))
+        }))?;
         chart
-            .draw_series(LineSeries::new(points.iter().map(|&(x, score, _, _)| (x, score)), colour.stroke_width(2)))?
+            .draw_series(LineSeries::new(
+                points.iter().map(|&(x, score, _, _)| (x, score)),
+                colour.stroke_width(2),
+            ))?
             .label(format!("match: {} (by checkpoint)", first.opponent))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
-        chart.draw_series(points.iter().map(|&(x, score, _, _)| Circle::new((x, score), 3, colour.filled())))?;
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
+        chart.draw_series(
+            points.iter().map(|&(x, score, _, _)| Circle::new((x, score), 3, colour.filled())),
+        )?;
     }
-    chart.configure_series_labels().position(SeriesLabelPosition::LowerRight).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
     Ok(())
 }
 
-fn elo_panel(area: &DrawingArea<SVGBackend, plotters::coord::Shift>, caption: &str, x_desc: &str, xs: Vec<f64>, points: &[EloPoint], baselines: &[(String, f64)], elo: std::ops::Range<f64>) -> DrawResult {
+fn elo_panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    caption: &str,
+    x_desc: &str,
+    xs: Vec<f64>,
+    points: &[EloPoint],
+    baselines: &[(String, f64)],
+    elo: std::ops::Range<f64>,
+) -> DrawResult {
     let x_range = range(xs.iter().copied().chain([0.0]));
-    let mut chart = ChartBuilder::on(area).caption(caption, ("sans-serif", 18)).margin(10).x_label_area_size(35).y_label_area_size(50).build_cartesian_2d(x_range.clone(), elo)?;
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(50)
+        .build_cartesian_2d(x_range.clone(), elo)?;
     chart.configure_mesh().x_desc(x_desc).draw()?;
-    let colours = [RGBColor(120, 120, 120), RGBColor(0, 150, 0), RGBColor(200, 120, 0), RGBColor(150, 0, 150)];
+    let colours = [
+        RGBColor(120, 120, 120),
+        RGBColor(0, 150, 0),
+        RGBColor(200, 120, 0),
+        RGBColor(150, 0, 150),
+    ];
     for ((name, rating), colour) in baselines.iter().zip(colours.iter().cycle()) {
         let colour = *colour;
         chart
-            .draw_series(LineSeries::new([(x_range.start, *rating), (x_range.end, *rating)], colour.stroke_width(1)))?
+            .draw_series(LineSeries::new(
+                [(x_range.start, *rating), (x_range.end, *rating)],
+                colour.stroke_width(1),
+            ))?
             .label(name.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
     }
     let series: Vec<(f64, &EloPoint)> = xs.iter().copied().zip(points).collect();
-    chart.draw_series(series.iter().map(|(x, p)| PathElement::new(vec![(*x, p.elo - p.error), (*x, p.elo + p.error)], BLUE.mix(0.4))))?;
-    chart.draw_series(LineSeries::new(series.iter().map(|(x, p)| (*x, p.elo)), &BLUE))?.label("checkpoints").legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+    chart.draw_series(series.iter().map(|(x, p)| {
+        PathElement::new(vec![(*x, p.elo - p.error), (*x, p.elo + p.error)], BLUE.mix(0.4))
+    }))?;
+    chart
+        .draw_series(LineSeries::new(series.iter().map(|(x, p)| (*x, p.elo)), &BLUE))?
+        .label("checkpoints")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
     chart.draw_series(series.iter().map(|(x, p)| Circle::new((*x, p.elo), 3, BLUE.filled())))?;
-    chart.configure_series_labels().position(SeriesLabelPosition::UpperLeft).background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
     Ok(())
 }

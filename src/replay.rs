@@ -64,17 +64,32 @@ pub enum ReplayError {
 /// of `rules`' board, symmetry rule and variant; their ply cap may differ, as it only ended them.
 pub fn samples_from_records(paths: &[PathBuf], rules: &Rules) -> Result<Vec<Sample>, ReplayError> {
     let game_of = |r: &Rules| (r.width, r.height, r.symmetry, r.stones);
-    let describe = |r: &Rules| format!("{}x{} board (symmetry {:?}{})", r.width, r.height, r.symmetry, if r.stones { ", stones" } else { "" });
+    let describe = |r: &Rules| {
+        format!(
+            "{}x{} board (symmetry {:?}{})",
+            r.width,
+            r.height,
+            r.symmetry,
+            if r.stones { ", stones" } else { "" }
+        )
+    };
     let mut found = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io { path: path.clone(), source })?;
-        let records = crate::game::GameRecord::parse_all(&text).map_err(|source| ReplayError::Records { path: path.clone(), source })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ReplayError::Io { path: path.clone(), source })?;
+        let records = crate::game::GameRecord::parse_all(&text)
+            .map_err(|source| ReplayError::Records { path: path.clone(), source })?;
         if records.iter().all(|record| record.result == RecordResult::Unfinished) {
             return Err(ReplayError::NoGames { path: path.clone() });
         }
         for (number, record) in records.iter().enumerate() {
             if game_of(record.rules()) != game_of(rules) {
-                return Err(ReplayError::OtherGame { path: path.clone(), game: number + 1, found: describe(record.rules()), expected: describe(rules) });
+                return Err(ReplayError::OtherGame {
+                    path: path.clone(),
+                    game: number + 1,
+                    found: describe(record.rules()),
+                    expected: describe(rules),
+                });
             }
             found.extend(samples_of_game(record));
         }
@@ -93,7 +108,12 @@ pub fn samples_of_game(record: &crate::game::GameRecord) -> Vec<Sample> {
         .positions()
         .iter()
         .filter(|position| !position.side_to_move_has_won() && position.has_legal_move())
-        .map(|position| Sample { position: *position, policy: Vec::new(), outcome: outcome_for(record.result, position.side_to_move()), searched: None })
+        .map(|position| Sample {
+            position: *position,
+            policy: Vec::new(),
+            outcome: outcome_for(record.result, position.side_to_move()),
+            searched: None,
+        })
         .collect()
 }
 
@@ -147,7 +167,10 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], ReplayError> {
-        let slice = self.bytes.get(self.at..self.at + n).ok_or_else(|| ReplayError::Corrupt { path: self.path.to_path_buf(), problem: format!("truncated at byte {}", self.at) })?;
+        let slice = self.bytes.get(self.at..self.at + n).ok_or_else(|| ReplayError::Corrupt {
+            path: self.path.to_path_buf(),
+            problem: format!("truncated at byte {}", self.at),
+        })?;
         self.at += n;
         Ok(slice)
     }
@@ -179,7 +202,10 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
     };
     let (width, height) = (r.u8()?, r.u8()?);
     if (width, height) != (rules.width, rules.height) {
-        return Err(corrupt(format!("made for a {width}x{height} board, the run plays {}x{}", rules.width, rules.height)));
+        return Err(corrupt(format!(
+            "made for a {width}x{height} board, the run plays {}x{}",
+            rules.width, rules.height
+        )));
     }
     let count = r.u32()? as usize;
     let policy_size = encode::policy_size(rules);
@@ -235,7 +261,9 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
             let index = r.u16()?;
             let p = r.f32()?;
             if index as usize >= policy_size || !(0.0..=1.0 + 1e-4).contains(&p) {
-                return Err(corrupt(format!("sample {i}: policy entry ({index}, {p}) out of range")));
+                return Err(corrupt(format!(
+                    "sample {i}: policy entry ({index}, {p}) out of range"
+                )));
             }
             policy.push((index, p));
         }
@@ -252,9 +280,15 @@ pub fn chunk_path(dir: &Path, generation: u32) -> PathBuf {
     dir.join(format!("gen-{generation:06}.bin"))
 }
 
-pub fn write_chunk(dir: &Path, generation: u32, samples: &[Sample], rules: &Rules) -> Result<(), ReplayError> {
+pub fn write_chunk(
+    dir: &Path,
+    generation: u32,
+    samples: &[Sample],
+    rules: &Rules,
+) -> Result<(), ReplayError> {
     let path = chunk_path(dir, generation);
-    crate::util::write_atomically(&path, &encode_chunk(samples, rules)).map_err(|source| ReplayError::Io { path, source })
+    crate::util::write_atomically(&path, &encode_chunk(samples, rules))
+        .map_err(|source| ReplayError::Io { path, source })
 }
 
 pub fn read_chunk(dir: &Path, generation: u32, rules: &Rules) -> Result<Vec<Sample>, ReplayError> {
@@ -264,7 +298,8 @@ pub fn read_chunk(dir: &Path, generation: u32, rules: &Rules) -> Result<Vec<Samp
 /// The samples of a chunk file anywhere (a generation's chunk, or one game's samples in a
 /// self-play journal).
 pub fn read_samples(path: &Path, rules: &Rules) -> Result<Vec<Sample>, ReplayError> {
-    let bytes = std::fs::read(path).map_err(|source| ReplayError::Io { path: path.to_path_buf(), source })?;
+    let bytes = std::fs::read(path)
+        .map_err(|source| ReplayError::Io { path: path.to_path_buf(), source })?;
     decode_chunk(&bytes, rules, path)
 }
 
@@ -347,9 +382,20 @@ impl ReplayBuffer {
     /// from the records held, and the rest from the newest `window` positions. The count is
     /// fixed rather than drawn, so that every batch holds the same mixture. Without records the
     /// draws are [`sample`](Self::sample)'s, one by one, as they were before records existed.
-    pub fn draw_batch<'a>(&'a self, window: usize, size: usize, rng: &mut impl Rng) -> Vec<&'a Sample> {
-        let from_records = if self.records.is_empty() { 0 } else { ((size as f64 * self.records_share).round() as usize).min(size) };
-        let mut batch: Vec<&Sample> = (0..from_records).map(|_| &self.records[rng.random_range(0..self.records.len())]).collect();
+    pub fn draw_batch<'a>(
+        &'a self,
+        window: usize,
+        size: usize,
+        rng: &mut impl Rng,
+    ) -> Vec<&'a Sample> {
+        let from_records = if self.records.is_empty() {
+            0
+        } else {
+            ((size as f64 * self.records_share).round() as usize).min(size)
+        };
+        let mut batch: Vec<&Sample> = (0..from_records)
+            .map(|_| &self.records[rng.random_range(0..self.records.len())])
+            .collect();
         batch.extend((from_records..size).map(|_| self.sample(window, rng)));
         batch
     }

@@ -42,7 +42,12 @@ pub enum ReviewError {
 
 /// Every move of `record`, in order, valued by `player` at `limit` a position. `progress` hears
 /// of each position searched (done, of total).
-pub fn review_game(record: &GameRecord, player: &mut dyn Player, limit: Limit, progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<ReviewedMove>, ReviewError> {
+pub fn review_game(
+    record: &GameRecord,
+    player: &mut dyn Player,
+    limit: Limit,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<ReviewedMove>, ReviewError> {
     let positions = record.positions();
     player.new_game(0);
     let mut opinions: Vec<(f32, Option<Move>)> = Vec::with_capacity(positions.len());
@@ -54,23 +59,41 @@ pub fn review_game(record: &GameRecord, player: &mut dyn Player, limit: Limit, p
     for (i, &played) in record.moves.iter().enumerate() {
         let mover = positions[i].side_to_move();
         let next = &positions[i + 1];
-        let after = if next.side_to_move() == mover { opinions[i + 1].0 } else { -opinions[i + 1].0 };
+        let after =
+            if next.side_to_move() == mover { opinions[i + 1].0 } else { -opinions[i + 1].0 };
         let (before, preferred) = opinions[i];
-        let preferred = preferred.expect("a position a move was played in is ongoing, so it was searched");
-        reviewed.push(ReviewedMove { ply: i + 1, position: positions[i], mover, played, preferred, before, after });
+        let preferred =
+            preferred.expect("a position a move was played in is ongoing, so it was searched");
+        reviewed.push(ReviewedMove {
+            ply: i + 1,
+            position: positions[i],
+            mover,
+            played,
+            preferred,
+            before,
+            after,
+        });
     }
     Ok(reviewed)
 }
 
 /// The value of `position` for its side to move, and the player's move there if the game goes
 /// on.
-fn opinion(position: &Position, player: &mut dyn Player, limit: Limit) -> Result<(f32, Option<Move>), ReviewError> {
+fn opinion(
+    position: &Position,
+    player: &mut dyn Player,
+    limit: Limit,
+) -> Result<(f32, Option<Move>), ReviewError> {
     match position.status() {
-        Status::Won { winner, .. } => Ok((if winner == position.side_to_move() { 1.0 } else { -1.0 }, None)),
+        Status::Won { winner, .. } => {
+            Ok((if winner == position.side_to_move() { 1.0 } else { -1.0 }, None))
+        }
         Status::Draw => Ok((0.0, None)),
         Status::Ongoing => {
             let decision = player.choose(position, limit);
-            let value = decision.value.ok_or_else(|| ReviewError::NoEvaluation { player: player.name() })?;
+            let value = decision
+                .value
+                .ok_or_else(|| ReviewError::NoEvaluation { player: player.name() })?;
             Ok((value, Some(decision.mv)))
         }
     }

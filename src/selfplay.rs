@@ -117,7 +117,11 @@ impl Opponent {
     fn poll(&mut self, position: &Position) -> Option<Move> {
         if let Thinking::Idle(_) = self.thinking {
             let (sender, receiver) = mpsc::channel();
-            let Thinking::Idle(mut player) = std::mem::replace(&mut self.thinking, Thinking::Busy(receiver)) else { unreachable!("matched above") };
+            let Thinking::Idle(mut player) =
+                std::mem::replace(&mut self.thinking, Thinking::Busy(receiver))
+            else {
+                unreachable!("matched above")
+            };
             let position = *position;
             self.pool.spawn(move || {
                 // Its own limit (the spec's, or its kind's default), never a clock.
@@ -134,7 +138,9 @@ impl Opponent {
             }
             Err(mpsc::TryRecvError::Empty) => None,
             // A panic in the job aborts the process (rayon's default), so the sender outlives it.
-            Err(mpsc::TryRecvError::Disconnected) => unreachable!("an opponent's job always answers"),
+            Err(mpsc::TryRecvError::Disconnected) => {
+                unreachable!("an opponent's job always answers")
+            }
         }
     }
 
@@ -164,7 +170,13 @@ struct Game {
 impl Game {
     /// `opponents` are the configured opponents, if any (checked by the config: players that
     /// build without a network).
-    fn new(rules: Rules, search_config: &SearchConfig, config: &SelfPlayConfig, opponents: Option<&OpponentSource>, seed: u64) -> Game {
+    fn new(
+        rules: Rules,
+        search_config: &SearchConfig,
+        config: &SelfPlayConfig,
+        opponents: Option<&OpponentSource>,
+        seed: u64,
+    ) -> Game {
         let mut rng = StdRng::seed_from_u64(seed);
         let start = Position::start(rules).expect("validated rules");
         let opening_plies = rng.random_range(0..=config.random_opening_plies);
@@ -173,10 +185,28 @@ impl Game {
         let opponent = opponents.and_then(|source| {
             let spec = source.draw(&mut rng)?;
             let color = if rng.random_bool(0.5) { Color::White } else { Color::Black };
-            let player = spec.build(DeviceChoice::Cpu, rng.random()).expect("the config allows only opponents that build without a network");
-            Some(Opponent { color, thinking: Thinking::Idle(player), name: spec.text.clone(), pool: Arc::clone(&source.pool) })
+            let player = spec
+                .build(DeviceChoice::Cpu, rng.random())
+                .expect("the config allows only opponents that build without a network");
+            Some(Opponent {
+                color,
+                thinking: Thinking::Idle(player),
+                name: spec.text.clone(),
+                pool: Arc::clone(&source.pool),
+            })
         });
-        let mut game = Game { search: Search::new(start, search_config.clone()), opponent, rng, start, moves: Vec::new(), targets: Vec::new(), full: false, opening_plies, plies_since_capture: 0, simulations: 0 };
+        let mut game = Game {
+            search: Search::new(start, search_config.clone()),
+            opponent,
+            rng,
+            start,
+            moves: Vec::new(),
+            targets: Vec::new(),
+            full: false,
+            opening_plies,
+            plies_since_capture: 0,
+            simulations: 0,
+        };
         game.pick_search_kind(config);
         // The random opening at once (up to the first search), so that a game is a function of
         // its seed alone. A game that replaced a finished one mid-round used to search the start
@@ -200,7 +230,11 @@ impl Game {
         let before = self.position().occupied().count();
         self.moves.push(mv);
         self.search.advance(mv);
-        self.plies_since_capture = if self.position().occupied().count() < before { 0 } else { self.plies_since_capture.saturating_add(1) };
+        self.plies_since_capture = if self.position().occupied().count() < before {
+            0
+        } else {
+            self.plies_since_capture.saturating_add(1)
+        };
         self.pick_search_kind(config);
     }
 
@@ -227,11 +261,17 @@ impl Game {
             }
             if (self.moves.len() as u16) < self.opening_plies {
                 let moves = self.position().legal_moves();
-                let mv = *moves.choose(&mut self.rng).expect("a position that is not terminal has moves");
+                let mv = *moves
+                    .choose(&mut self.rng)
+                    .expect("a position that is not terminal has moves");
                 self.play(mv, config);
                 continue;
             }
-            if let Some(opponent) = self.opponent.as_mut().filter(|o| o.color == self.search.root_position().side_to_move()) {
+            if let Some(opponent) = self
+                .opponent
+                .as_mut()
+                .filter(|o| o.color == self.search.root_position().side_to_move())
+            {
                 match opponent.poll(self.search.root_position()) {
                     Some(mv) => {
                         self.play(mv, config);
@@ -250,16 +290,27 @@ impl Game {
                     if self.full {
                         let choices = self.search.root_choices();
                         let total: u32 = choices.iter().map(|&(_, n)| n).sum();
-                        let policy = choices.iter().filter(|&&(_, n)| n > 0).map(|&(mv, n)| (mv, n as f32 / total.max(1) as f32));
+                        let policy = choices
+                            .iter()
+                            .filter(|&&(_, n)| n > 0)
+                            .map(|&(mv, n)| (mv, n as f32 / total.max(1) as f32));
                         self.record_target(position, policy);
                     }
-                    let temperature = if position.ply() < config.temperature_plies { config.temperature_start } else { config.temperature_end };
-                    self.search.choose_move(temperature, &mut self.rng).expect("an expanded root has moves")
+                    let temperature = if position.ply() < config.temperature_plies {
+                        config.temperature_start
+                    } else {
+                        config.temperature_end
+                    };
+                    self.search
+                        .choose_move(temperature, &mut self.rng)
+                        .expect("an expanded root has moves")
                 }
                 RootSearch::Gumbel { considered } => {
                     // The plan begins once the root is expanded (its first leaf), and the
                     // visits it spends are this search's, whatever a reused subtree holds.
-                    if !self.search.halving_begun() && !self.search.begin_halving(target, considered, &mut self.rng) {
+                    if !self.search.halving_begun()
+                        && !self.search.begin_halving(target, considered, &mut self.rng)
+                    {
                         return false;
                     }
                     if !self.search.halving_finished() {
@@ -305,13 +356,19 @@ impl Game {
         };
         let mut record = GameRecord::new(white, black, self.start, self.moves);
         if record.termination == Termination::Unfinished {
-            record = record.with_tag("Stopped", format!("no capture in {} plies", self.plies_since_capture));
+            record = record
+                .with_tag("Stopped", format!("no capture in {} plies", self.plies_since_capture));
         }
         let scored = target_result(&record, config.capped_games);
         let samples = self
             .targets
             .into_iter()
-            .map(|(position, policy, searched)| Sample { outcome: outcome_for(scored, position.side_to_move()), position, policy, searched })
+            .map(|(position, policy, searched)| Sample {
+                outcome: outcome_for(scored, position.side_to_move()),
+                position,
+                policy,
+                searched,
+            })
             .collect();
         (record, samples)
     }
@@ -361,7 +418,9 @@ impl SelfPlayOutput {
             let index = match self.stats.opponents.iter().position(|o| o.name == *opponent) {
                 Some(index) => index,
                 None => {
-                    self.stats.opponents.push(OpponentTally { name: opponent.clone(), ..OpponentTally::default() });
+                    self.stats
+                        .opponents
+                        .push(OpponentTally { name: opponent.clone(), ..OpponentTally::default() });
                     self.stats.opponents.len() - 1
                 }
             };
@@ -405,7 +464,8 @@ impl SelfPlayProgress {
     /// The time the generation has left at the pace so far, once a ply has been played.
     pub fn seconds_left(&self) -> Option<f64> {
         let expected = self.games_to_play as f64 * self.plies_per_game;
-        (self.plies > 0).then(|| (self.seconds / self.plies as f64 * (expected - self.plies as f64)).max(0.0))
+        (self.plies > 0)
+            .then(|| (self.seconds / self.plies as f64 * (expected - self.plies as f64)).max(0.0))
     }
 }
 
@@ -441,7 +501,11 @@ pub fn play_games<E>(
     let mut simulations = 0;
     let mut finished_games = resumed;
     let opponents = (!config.opponents.is_empty()).then(|| OpponentSource {
-        players: config.opponents.iter().map(|o| (o.spec().expect("Config::validate checks the opponents"), o.share)).collect(),
+        players: config
+            .opponents
+            .iter()
+            .map(|o| (o.spec().expect("Config::validate checks the opponents"), o.share))
+            .collect(),
         // As many threads as the tree work's; the operating system shares the cores between
         // the two pools.
         pool: Arc::new(
@@ -453,8 +517,20 @@ pub fn play_games<E>(
         ),
     });
     let mut to_play = (0..total).filter(|index| !done.contains(index));
-    let new_game = |index: usize| (index, Game::new(rules, search, config, opponents.as_ref(), seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)));
-    let mut games: Vec<(usize, Game)> = to_play.by_ref().take(config.parallel_games).map(new_game).collect();
+    let new_game = |index: usize| {
+        (
+            index,
+            Game::new(
+                rules,
+                search,
+                config,
+                opponents.as_ref(),
+                seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+        )
+    };
+    let mut games: Vec<(usize, Game)> =
+        to_play.by_ref().take(config.parallel_games).map(new_game).collect();
     while !games.is_empty() {
         let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
         // Replace finished games (in place, so the batch stays full).
@@ -484,7 +560,11 @@ pub fn play_games<E>(
                 plies: finished_plies + games.iter().map(|(_, g)| g.moves.len()).sum::<usize>(),
                 simulations: simulations + games.iter().map(|(_, g)| g.simulations).sum::<u64>(),
                 seconds: started_at.elapsed().as_secs_f64(),
-                plies_per_game: if finished_here > 0 { finished_plies as f64 / finished_here as f64 } else { ply_cap },
+                plies_per_game: if finished_here > 0 {
+                    finished_plies as f64 / finished_here as f64
+                } else {
+                    ply_cap
+                },
             });
         }
         if games.iter().all(|(_, g)| g.over(config)) {
@@ -492,15 +572,33 @@ pub fn play_games<E>(
         }
         // A game waiting for its opponent does not search (the tree would grow without bound
         // under the opponent's position).
-        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games.par_iter_mut().map(|(_, g)| if g.over(config) || g.waiting() { Vec::new() } else { g.gather(config.leaves_per_game) }).collect();
-        let requests: Vec<EvalRequest> = gathered.iter().flatten().map(|(_, r)| r.clone()).collect();
+        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games
+            .par_iter_mut()
+            .map(|(_, g)| {
+                if g.over(config) || g.waiting() {
+                    Vec::new()
+                } else {
+                    g.gather(config.leaves_per_game)
+                }
+            })
+            .collect();
+        let requests: Vec<EvalRequest> =
+            gathered.iter().flatten().map(|(_, r)| r.clone()).collect();
         if requests.is_empty() {
             // Every game in play waits for its opponent.
             std::thread::sleep(Duration::from_millis(1));
             continue;
         }
         let mut evaluations = evaluator.evaluate(&requests).into_iter();
-        let per_game: Vec<Vec<_>> = gathered.into_iter().map(|leaves| leaves.into_iter().map(|(t, r)| (t, r, evaluations.next().expect("one evaluation per request"))).collect()).collect();
+        let per_game: Vec<Vec<_>> = gathered
+            .into_iter()
+            .map(|leaves| {
+                leaves
+                    .into_iter()
+                    .map(|(t, r)| (t, r, evaluations.next().expect("one evaluation per request")))
+                    .collect()
+            })
+            .collect();
         games.par_iter_mut().zip(per_game).for_each(|((_, game), leaves)| {
             for (token, request, evaluation) in leaves {
                 let Game { search, rng, .. } = game;
@@ -511,7 +609,11 @@ pub fn play_games<E>(
     finished_games.sort_by_key(|game| game.index);
     let mut output = SelfPlayOutput::default();
     // Every configured opponent has its tally, with or without games.
-    output.stats.opponents = opponents.iter().flat_map(|source| &source.players).map(|(spec, _)| OpponentTally { name: spec.text.clone(), ..OpponentTally::default() }).collect();
+    output.stats.opponents = opponents
+        .iter()
+        .flat_map(|source| &source.players)
+        .map(|(spec, _)| OpponentTally { name: spec.text.clone(), ..OpponentTally::default() })
+        .collect();
     for game in finished_games {
         output.add(game, player_name);
     }

@@ -54,25 +54,43 @@ pub fn value_target(sample: &Sample, search_value_share: f64) -> [f32; 3] {
 
 /// Builds a batch from samples for a network reading `inputs`, mirroring each left-right when
 /// `mirror` says so.
-pub fn make_batch(samples: &[&Sample], mirror: &[bool], inputs: encode::Inputs, search_value_share: f64, device: tch::Device) -> Batch {
+pub fn make_batch(
+    samples: &[&Sample],
+    mirror: &[bool],
+    inputs: encode::Inputs,
+    search_value_share: f64,
+    device: tch::Device,
+) -> Batch {
     let first = &samples[0].position;
     let (width, height) = (first.rules().width, first.rules().height);
-    let positions: Vec<_> = samples.iter().zip(mirror).map(|(s, &m)| if m { s.position.mirrored() } else { s.position }).collect();
+    let positions: Vec<_> = samples
+        .iter()
+        .zip(mirror)
+        .map(|(s, &m)| if m { s.position.mirrored() } else { s.position })
+        .collect();
     let refs: Vec<_> = positions.iter().collect();
     let planes = encode_batch(&refs, inputs);
     let policy_size = encode::policy_size(first.rules());
     let mut policy = vec![0.0f32; samples.len() * policy_size];
     for (i, (sample, &m)) in samples.iter().zip(mirror).enumerate() {
         for &(index, p) in &sample.policy {
-            let index = if m { encode::mirror_index(index as usize, width, height) } else { index as usize };
+            let index = if m {
+                encode::mirror_index(index as usize, width, height)
+            } else {
+                index as usize
+            };
             policy[i * policy_size + index] = p;
         }
     }
-    let value: Vec<f32> = samples.iter().flat_map(|s| value_target(s, search_value_share)).collect();
-    let value_class: Vec<i64> = samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
+    let value: Vec<f32> =
+        samples.iter().flat_map(|s| value_target(s, search_value_share)).collect();
+    let value_class: Vec<i64> =
+        samples.iter().map(|s| (1 - s.outcome as i64).clamp(0, 2)).collect();
     let b = samples.len() as i64;
     Batch {
-        inputs: Tensor::from_slice(&planes).view([b, inputs.planes() as i64, height as i64, width as i64]).to_device(device),
+        inputs: Tensor::from_slice(&planes)
+            .view([b, inputs.planes() as i64, height as i64, width as i64])
+            .to_device(device),
         policy: Tensor::from_slice(&policy).view([b, policy_size as i64]).to_device(device),
         value: Tensor::from_slice(&value).view([b, 3]).to_device(device),
         value_class: Tensor::from_slice(&value_class).to_device(device),
@@ -112,13 +130,26 @@ pub fn losses(network: &Network, batch: &Batch, weights: LossWeights, train: boo
     // search's visit shares) has an all-zero row: it adds nothing to the policy loss, which is
     // the mean over the samples that have one, so a batch's policy loss does not shrink with
     // the records' share of it.
-    let with_policy = batch.policy.sum_dim_intlist(-1, false, Kind::Float).gt(0.0).to_kind(Kind::Float);
-    let policy_loss = -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float).sum(Kind::Float) / with_policy.sum(Kind::Float).clamp_min(1.0);
-    let value_loss = -(&batch.value * wdl.log_softmax(-1, Kind::Float)).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
-    let entropy = -(log_policy.exp() * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
-    let accuracy = wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
+    let with_policy =
+        batch.policy.sum_dim_intlist(-1, false, Kind::Float).gt(0.0).to_kind(Kind::Float);
+    let policy_loss =
+        -(&batch.policy * &log_policy).sum_dim_intlist(-1, false, Kind::Float).sum(Kind::Float)
+            / with_policy.sum(Kind::Float).clamp_min(1.0);
+    let value_loss = -(&batch.value * wdl.log_softmax(-1, Kind::Float))
+        .sum_dim_intlist(-1, false, Kind::Float)
+        .mean(Kind::Float);
+    let entropy =
+        -(log_policy.exp() * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
+    let accuracy =
+        wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
     let total = &policy_loss + weights.value * &value_loss;
-    Losses { policy: policy_loss.double_value(&[]), value: value_loss.double_value(&[]), entropy: entropy.double_value(&[]), accuracy: accuracy.double_value(&[]), total }
+    Losses {
+        policy: policy_loss.double_value(&[]),
+        value: value_loss.double_value(&[]),
+        entropy: entropy.double_value(&[]),
+        accuracy: accuracy.double_value(&[]),
+        total,
+    }
 }
 
 /// Mean losses of a network over samples it has not trained on, in evaluation mode
@@ -131,7 +162,11 @@ pub struct HeldOutLosses {
 
 /// [`HeldOutLosses`] of `network` over `samples` (none when there are no samples), with the
 /// value target of `search_value_share`.
-pub fn held_out_losses(network: &Network, samples: &[Sample], search_value_share: f64) -> Option<HeldOutLosses> {
+pub fn held_out_losses(
+    network: &Network,
+    samples: &[Sample],
+    search_value_share: f64,
+) -> Option<HeldOutLosses> {
     if samples.is_empty() {
         return None;
     }
@@ -140,7 +175,13 @@ pub fn held_out_losses(network: &Network, samples: &[Sample], search_value_share
     let weights = LossWeights { value: 1.0 };
     for chunk in samples.chunks(256) {
         let refs: Vec<&Sample> = chunk.iter().collect();
-        let batch = make_batch(&refs, &vec![false; refs.len()], network.config.inputs(), search_value_share, network.device());
+        let batch = make_batch(
+            &refs,
+            &vec![false; refs.len()],
+            network.config.inputs(),
+            search_value_share,
+            network.device(),
+        );
         let chunk_losses = tch::no_grad(|| losses(network, &batch, weights, false));
         policy += chunk_losses.policy * refs.len() as f64;
         value += chunk_losses.value * refs.len() as f64;
@@ -175,8 +216,15 @@ pub fn train(
     }
     for step in 0..steps {
         let samples = buffer.draw_batch(window, config.batch_size, rng);
-        let mirror: Vec<bool> = samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
-        let batch = make_batch(&samples, &mirror, network.config.inputs(), config.search_value_share, network.device());
+        let mirror: Vec<bool> =
+            samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
+        let batch = make_batch(
+            &samples,
+            &mirror,
+            network.config.inputs(),
+            config.search_value_share,
+            network.device(),
+        );
         let step_losses = losses(network, &batch, LossWeights::of(config), true);
         optimizer.zero_grad();
         step_losses.total.backward();

@@ -1,8 +1,12 @@
 //! Elo arithmetic, SPRT, fitted ratings and the match runner.
 
-use epaminondas::arena::elo::{elo_from_score, expected_score, EloEstimate, Sprt, SprtVerdict, Tally};
+use epaminondas::arena::elo::{
+    elo_from_score, expected_score, EloEstimate, Sprt, SprtVerdict, Tally,
+};
 use epaminondas::arena::ratings::{fit, fit_with_errors, RatedGame};
-use epaminondas::arena::{continue_match, games_from_records, play_match, random_opening, GameResult, MatchSettings};
+use epaminondas::arena::{
+    continue_match, games_from_records, play_match, random_opening, GameResult, MatchSettings,
+};
 use epaminondas::game::{GameRecord, Position, Rules};
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{Limit, PlayerSpec};
@@ -33,7 +37,10 @@ fn the_interval_shrinks_with_more_games() {
     assert!((small.elo - large.elo).abs() < 1e-9);
     let (small_width, large_width) = (small.high - small.low, large.high - large.low);
     // About sqrt(10) narrower; more, because the logistic is steeper far from 50%.
-    assert!(large_width < small_width / 2.8 && large_width > small_width / 4.5, "{small_width} vs {large_width}");
+    assert!(
+        large_width < small_width / 2.8 && large_width > small_width / 4.5,
+        "{small_width} vs {large_width}"
+    );
     // A clean sweep: infinite estimate, finite lower bound from the Wilson interval, positive
     // even for a few games.
     let sweep = tally(100, 0, 0).elo();
@@ -41,7 +48,10 @@ fn the_interval_shrinks_with_more_games() {
     assert!((sweep.low - 566.2).abs() < 0.1, "{sweep:?}");
     let short = tally(4, 0, 0).elo();
     assert!(short.low > 0.0 && short.low < sweep.low, "{short:?}");
-    assert!((tally(0, 0, 10).elo().high + tally(10, 0, 0).elo().low).abs() < 1e-9, "a null score mirrors a perfect one");
+    assert!(
+        (tally(0, 0, 10).elo().high + tally(10, 0, 0).elo().low).abs() < 1e-9,
+        "a null score mirrors a perfect one"
+    );
 }
 
 #[test]
@@ -52,7 +62,10 @@ fn score_intervals_by_hand() {
     assert!((low - 0.6441).abs() < 1e-3 && (high - 0.8159).abs() < 1e-3, "{low} {high}");
     // The Elo interval is the same interval through the logistic curve.
     let elo = tally(72, 2, 26).elo();
-    assert!((elo.low - elo_from_score(low)).abs() < 1e-9 && (elo.high - elo_from_score(high)).abs() < 1e-9);
+    assert!(
+        (elo.low - elo_from_score(low)).abs() < 1e-9
+            && (elo.high - elo_from_score(high)).abs() < 1e-9
+    );
     // Near a clean sweep the normal interval would pass 1; it is clamped.
     let (_, high) = tally(98, 0, 2).score_interval();
     assert_eq!(high, 1.0);
@@ -60,7 +73,10 @@ fn score_intervals_by_hand() {
     let (low, high) = tally(0, 0, 100).score_interval();
     assert!(low == 0.0 && (high - 0.0370).abs() < 1e-3, "{high}");
     assert_eq!(Tally::default().score_interval(), (0.0, 1.0));
-    assert_eq!(Tally::default().elo(), EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY });
+    assert_eq!(
+        Tally::default().elo(),
+        EloEstimate { elo: 0.0, low: f64::NEG_INFINITY, high: f64::INFINITY }
+    );
 }
 
 #[test]
@@ -93,7 +109,13 @@ fn fitted_ratings_recover_the_truth() {
                 // Draws happen; a draw is worth half, and keeps the expectation at p.
                 let draw_chance = 0.2 * (1.0 - (2.0 * p - 1.0).abs());
                 let u: f64 = rng.random();
-                let white_score = if u < draw_chance { 0.5 } else if rng.random::<f64>() < (p - draw_chance / 2.0) / (1.0 - draw_chance) { 1.0 } else { 0.0 };
+                let white_score = if u < draw_chance {
+                    0.5
+                } else if rng.random::<f64>() < (p - draw_chance / 2.0) / (1.0 - draw_chance) {
+                    1.0
+                } else {
+                    0.0
+                };
                 games.push(RatedGame { white, black, white_score });
             }
         }
@@ -110,14 +132,30 @@ fn fitted_ratings_recover_the_truth() {
 
 #[test]
 fn a_perfect_record_gives_a_finite_rating() {
-    let games: Vec<RatedGame> = (0..20).map(|i| if i % 2 == 0 { RatedGame { white: 1, black: 0, white_score: 1.0 } } else { RatedGame { white: 0, black: 1, white_score: 0.0 } }).collect();
+    let games: Vec<RatedGame> = (0..20)
+        .map(|i| {
+            if i % 2 == 0 {
+                RatedGame { white: 1, black: 0, white_score: 1.0 }
+            } else {
+                RatedGame { white: 0, black: 1, white_score: 0.0 }
+            }
+        })
+        .collect();
     let (elo, _) = fit(2, &games, 0);
     assert!(elo[1].is_finite() && elo[1] > 300.0, "{elo:?}");
 }
 
 fn settings(games: usize, parallel: usize) -> MatchSettings {
     let rules = Rules { ply_cap: Some(60), ..Rules::default() };
-    MatchSettings { rules, games, opening_plies: 4, seed: 9, parallel, limit: Limit::default(), sprt: None }
+    MatchSettings {
+        rules,
+        games,
+        opening_plies: 4,
+        seed: 9,
+        parallel,
+        limit: Limit::default(),
+        sprt: None,
+    }
 }
 
 #[test]
@@ -144,12 +182,21 @@ fn matches_pair_openings_and_reproduce() {
     assert_eq!(one.games.len(), 8);
     assert_eq!(one.tally.games(), 8);
     for (x, y) in one.games.iter().zip(&two.games) {
-        assert_eq!(x.record.moves, y.record.moves, "game {} differs between 1 and 2 threads", x.index);
+        assert_eq!(
+            x.record.moves, y.record.moves,
+            "game {} differs between 1 and 2 threads",
+            x.index
+        );
     }
     for pair in one.games.chunks(2) {
         assert!(pair[0].a_is_white && !pair[1].a_is_white);
-        let plies = pair[0].record.tag("OpeningPlies").map(|v| v.parse::<usize>().unwrap()).unwrap();
-        assert_eq!(pair[0].record.moves[..plies], pair[1].record.moves[..plies], "a pair shares its opening");
+        let plies =
+            pair[0].record.tag("OpeningPlies").map(|v| v.parse::<usize>().unwrap()).unwrap();
+        assert_eq!(
+            pair[0].record.moves[..plies],
+            pair[1].record.moves[..plies],
+            "a pair shares its opening"
+        );
     }
     for game in &one.games {
         let text = game.record.to_string();
@@ -158,8 +205,10 @@ fn matches_pair_openings_and_reproduce() {
     }
     // Records name the players by their specs, options included.
     let quick: PlayerSpec = "mcts-rollout:sims=20".parse().unwrap();
-    let named = play_match(&quick, &random, DeviceChoice::Cpu, &settings(2, 1), &|_, _| {}).unwrap();
-    let names: Vec<(&str, &str)> = named.games.iter().map(|g| (g.record.white.as_str(), g.record.black.as_str())).collect();
+    let named =
+        play_match(&quick, &random, DeviceChoice::Cpu, &settings(2, 1), &|_, _| {}).unwrap();
+    let names: Vec<(&str, &str)> =
+        named.games.iter().map(|g| (g.record.white.as_str(), g.record.black.as_str())).collect();
     assert_eq!(names, [("mcts-rollout:sims=20", "random"), ("random", "mcts-rollout:sims=20")]);
 }
 
@@ -175,25 +224,46 @@ fn records_text(games: &[&GameResult]) -> String {
 fn a_match_cut_short_continues_to_the_same_match() {
     let greedy: PlayerSpec = "greedy".parse().unwrap();
     let random: PlayerSpec = "random".parse().unwrap();
-    let whole = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 1), &|_, _| {}).unwrap();
+    let whole =
+        play_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 1), &|_, _| {}).unwrap();
     let kept = [&whole.games[3], &whole.games[0], &whole.games[4]];
     let records = GameRecord::parse_all(&records_text(&kept)).unwrap();
     let earlier = games_from_records(records, &greedy, &random, &settings(6, 2)).unwrap();
-    assert_eq!(earlier.iter().map(|g| (g.index, g.a_is_white)).collect::<Vec<_>>(), [(3, false), (0, true), (4, true)]);
+    assert_eq!(
+        earlier.iter().map(|g| (g.index, g.a_is_white)).collect::<Vec<_>>(),
+        [(3, false), (0, true), (4, true)]
+    );
     let new_games = std::sync::Mutex::new(Vec::new());
-    let continued = continue_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 2), earlier, &|game, tally| new_games.lock().unwrap().push((game.index, tally.games()))).unwrap();
+    let continued = continue_match(
+        &greedy,
+        &random,
+        DeviceChoice::Cpu,
+        &settings(6, 2),
+        earlier,
+        &|game, tally| new_games.lock().unwrap().push((game.index, tally.games())),
+    )
+    .unwrap();
     let mut new_games = new_games.into_inner().unwrap();
     new_games.sort();
-    assert_eq!(new_games.iter().map(|&(index, _)| index).collect::<Vec<_>>(), [1, 2, 5], "only the missing rounds are played");
+    assert_eq!(
+        new_games.iter().map(|&(index, _)| index).collect::<Vec<_>>(),
+        [1, 2, 5],
+        "only the missing rounds are played"
+    );
     assert!(new_games.iter().all(|&(_, so_far)| so_far > 3), "the tally counts the earlier games");
     assert_eq!(continued.tally, whole.tally);
     for (x, y) in continued.games.iter().zip(&whole.games) {
         assert_eq!((x.index, x.a_score, &x.record.moves), (y.index, y.a_score, &y.record.moves));
     }
     // A finished match has nothing left to play.
-    let all = GameRecord::parse_all(&records_text(&whole.games.iter().collect::<Vec<_>>())).unwrap();
+    let all =
+        GameRecord::parse_all(&records_text(&whole.games.iter().collect::<Vec<_>>())).unwrap();
     let earlier = games_from_records(all, &greedy, &random, &settings(6, 1)).unwrap();
-    let again = continue_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 1), earlier, &|_, _| panic!("no game is left to play")).unwrap();
+    let again =
+        continue_match(&greedy, &random, DeviceChoice::Cpu, &settings(6, 1), earlier, &|_, _| {
+            panic!("no game is left to play")
+        })
+        .unwrap();
     assert_eq!(again.tally, whole.tally);
 }
 
@@ -203,25 +273,46 @@ fn a_match_cut_short_continues_to_the_same_match() {
 fn records_of_another_match_are_refused_by_name() {
     let greedy: PlayerSpec = "greedy".parse().unwrap();
     let random: PlayerSpec = "random".parse().unwrap();
-    let whole = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(4, 2), &|_, _| {}).unwrap();
+    let whole =
+        play_match(&greedy, &random, DeviceChoice::Cpu, &settings(4, 2), &|_, _| {}).unwrap();
     let text = records_text(&[&whole.games[0], &whole.games[3]]);
     let refusal = |text: &str, a: &PlayerSpec, b: &PlayerSpec, settings: &MatchSettings| {
-        games_from_records(GameRecord::parse_all(text).unwrap(), a, b, settings).expect_err("refused").to_string()
+        games_from_records(GameRecord::parse_all(text).unwrap(), a, b, settings)
+            .expect_err("refused")
+            .to_string()
     };
-    assert_eq!(games_from_records(GameRecord::parse_all(&text).unwrap(), &greedy, &random, &settings(4, 2)).unwrap().len(), 2);
+    assert_eq!(
+        games_from_records(
+            GameRecord::parse_all(&text).unwrap(),
+            &greedy,
+            &random,
+            &settings(4, 2)
+        )
+        .unwrap()
+        .len(),
+        2
+    );
 
     let other_seed = MatchSettings { seed: 10, ..settings(4, 2) };
-    assert!(refusal(&text, &greedy, &random, &other_seed).contains("record 1 is not a game of this match: its seed is \"9\""));
+    assert!(refusal(&text, &greedy, &random, &other_seed)
+        .contains("record 1 is not a game of this match: its seed is \"9\""));
     let swapped = refusal(&text, &random, &greedy, &settings(4, 2));
-    assert!(swapped.contains("round 1 is greedy (White) against random, not random against greedy"), "{swapped}");
-    assert!(refusal(&text, &greedy, &random, &settings(2, 2)).contains("record 2 is not a game of this match: round \"4\" is not one of 1..=2"));
+    assert!(
+        swapped.contains("round 1 is greedy (White) against random, not random against greedy"),
+        "{swapped}"
+    );
+    assert!(refusal(&text, &greedy, &random, &settings(2, 2))
+        .contains("record 2 is not a game of this match: round \"4\" is not one of 1..=2"));
     let longer_openings = MatchSettings { opening_plies: 6, ..settings(4, 2) };
     assert!(refusal(&text, &greedy, &random, &longer_openings).contains("opening"));
-    let other_rules = MatchSettings { rules: Rules { ply_cap: Some(80), ..Rules::default() }, ..settings(4, 2) };
+    let other_rules =
+        MatchSettings { rules: Rules { ply_cap: Some(80), ..Rules::default() }, ..settings(4, 2) };
     assert!(refusal(&text, &greedy, &random, &other_rules).contains("other rules"));
     let twice = records_text(&[&whole.games[3], &whole.games[0], &whole.games[3]]);
-    assert!(refusal(&twice, &greedy, &random, &settings(4, 2)).contains("record 3 is not a game of this match: round 4 appears twice"));
-    let untagged = format!("{}\n", whole.games[0].record.to_string().replace("[Round \"1\"]\n", ""));
+    assert!(refusal(&twice, &greedy, &random, &settings(4, 2))
+        .contains("record 3 is not a game of this match: round 4 appears twice"));
+    let untagged =
+        format!("{}\n", whole.games[0].record.to_string().replace("[Round \"1\"]\n", ""));
     assert!(refusal(&untagged, &greedy, &random, &settings(4, 2)).contains("no Round tag"));
 }
 
@@ -232,7 +323,20 @@ fn the_match_command_keeps_and_continues_its_records() {
     let dir = tempfile::tempdir().unwrap();
     let records = dir.path().join("games.txt");
     let run = |extra: &[&str]| {
-        let mut args = vec!["match", "greedy", "random", "--games", "4", "--parallel", "1", "--ply-cap", "60", "--seed", "3", "--records"];
+        let mut args = vec![
+            "match",
+            "greedy",
+            "random",
+            "--games",
+            "4",
+            "--parallel",
+            "1",
+            "--ply-cap",
+            "60",
+            "--seed",
+            "3",
+            "--records",
+        ];
         args.push(records.to_str().unwrap());
         args.extend_from_slice(extra);
         std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(&args).output().unwrap()
@@ -244,8 +348,16 @@ fn the_match_command_keeps_and_continues_its_records() {
 
     let again = run(&[]);
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds game records"), "{}", String::from_utf8_lossy(&again.stderr));
-    assert_eq!(std::fs::read_to_string(&records).unwrap(), whole, "the records are left as they were");
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already holds game records"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&records).unwrap(),
+        whole,
+        "the records are left as they were"
+    );
 
     // Cut the file after its first two games, then resume.
     let cut: String = games[..2].iter().map(|g| format!("{g}\n")).collect();
@@ -254,15 +366,35 @@ fn the_match_command_keeps_and_continues_its_records() {
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
     assert!(String::from_utf8_lossy(&resumed.stderr).contains("2 of 4 games played"));
     let finished = GameRecord::parse_all(&std::fs::read_to_string(&records).unwrap()).unwrap();
-    assert_eq!(finished.iter().map(|g| g.moves.clone()).collect::<Vec<_>>(), games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>());
+    assert_eq!(
+        finished.iter().map(|g| g.moves.clone()).collect::<Vec<_>>(),
+        games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>()
+    );
 
     // Resuming with other players is refused and leaves the file alone.
     let before = std::fs::read_to_string(&records).unwrap();
-    let mut args = vec!["match", "random", "greedy", "--games", "4", "--ply-cap", "60", "--seed", "3", "--resume", "--records"];
+    let mut args = vec![
+        "match",
+        "random",
+        "greedy",
+        "--games",
+        "4",
+        "--ply-cap",
+        "60",
+        "--seed",
+        "3",
+        "--resume",
+        "--records",
+    ];
     args.push(records.to_str().unwrap());
-    let wrong = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(&args).output().unwrap();
+    let wrong =
+        std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(&args).output().unwrap();
     assert!(!wrong.status.success());
-    assert!(String::from_utf8_lossy(&wrong.stderr).contains("is not a game of this match"), "{}", String::from_utf8_lossy(&wrong.stderr));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("is not a game of this match"),
+        "{}",
+        String::from_utf8_lossy(&wrong.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
 }
 
@@ -273,7 +405,10 @@ fn matches_refuse_rules_without_a_ply_cap_and_bad_players() {
     uncapped.rules.ply_cap = None;
     assert!(play_match(&random, &random, DeviceChoice::Cpu, &uncapped, &|_, _| {}).is_err());
     let missing: PlayerSpec = "net:/no/such/file.safetensors".parse().unwrap();
-    let error = play_match(&missing, &random, DeviceChoice::Cpu, &settings(2, 2), &|_, _| {}).err().unwrap().to_string();
+    let error = play_match(&missing, &random, DeviceChoice::Cpu, &settings(2, 2), &|_, _| {})
+        .err()
+        .unwrap()
+        .to_string();
     assert!(error.contains("/no/such/file.safetensors"), "{error}");
 }
 
@@ -286,12 +421,26 @@ fn player_specs_parse_and_name_their_errors() {
     assert_eq!(net.kind, epaminondas::players::PlayerKind::Net("runs/a:b/gen.safetensors".into()));
     assert_eq!(net.limit.nodes, Some(50));
     let net: PlayerSpec = "net:gen.safetensors:draw=-0.25:forced=off".parse().unwrap();
-    assert_eq!((net.search_config().draw_value, net.search_config().forced_results), (-0.25, false));
+    assert_eq!(
+        (net.search_config().draw_value, net.search_config().forced_results),
+        (-0.25, false)
+    );
     let net: PlayerSpec = "net:gen.safetensors:precision=f32".parse().unwrap();
     assert_eq!(net.precision, Some(epaminondas::nn::Precision::F32));
     let net: PlayerSpec = "net:gen.safetensors:leaves=2".parse().unwrap();
     assert_eq!(net.leaves, Some(2));
-    for (text, expected) in [("net:a:blend=0.2", "not known"), ("net:a:forced=yes", "on or off"), ("minimax", "unknown kind"), ("net", "needs a path"), ("alphabeta:depth=0", "depth"), ("random:sims=x", "positive"), ("greedy:speed=3", "not known"), ("net:a:draw=-2", "[-1, 1]"), ("net:a:precision=f16", "f32, bf16 or auto"), ("net:a:leaves=0", "1..=256")] {
+    for (text, expected) in [
+        ("net:a:blend=0.2", "not known"),
+        ("net:a:forced=yes", "on or off"),
+        ("minimax", "unknown kind"),
+        ("net", "needs a path"),
+        ("alphabeta:depth=0", "depth"),
+        ("random:sims=x", "positive"),
+        ("greedy:speed=3", "not known"),
+        ("net:a:draw=-2", "[-1, 1]"),
+        ("net:a:precision=f16", "f32, bf16 or auto"),
+        ("net:a:leaves=0", "1..=256"),
+    ] {
         let error = text.parse::<PlayerSpec>().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains(expected), "{text}: {error}");
     }
@@ -303,22 +452,45 @@ fn player_specs_parse_and_name_their_errors() {
 #[test]
 fn matches_on_the_same_openings_compare_round_by_round() {
     use epaminondas::arena::paired::{compare, compare_pooled, pool, MatchRounds, PairingError};
-    let (random, greedy): (PlayerSpec, PlayerSpec) = ("random".parse().unwrap(), "greedy".parse().unwrap());
-    let strong = play_match(&greedy, &random, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
-    let even = play_match(&greedy, &greedy, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
+    let (random, greedy): (PlayerSpec, PlayerSpec) =
+        ("random".parse().unwrap(), "greedy".parse().unwrap());
+    let strong =
+        play_match(&greedy, &random, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
+    let even =
+        play_match(&greedy, &greedy, DeviceChoice::Cpu, &settings(12, 2), &|_, _| {}).unwrap();
     // Through the text of a records file, as `compare` reads it.
-    let records = |games: &[GameResult]| GameRecord::parse_all(&games.iter().map(|g| g.record.to_string() + "\n").collect::<String>()).unwrap();
+    let records = |games: &[GameResult]| {
+        GameRecord::parse_all(
+            &games.iter().map(|g| g.record.to_string() + "\n").collect::<String>(),
+        )
+        .unwrap()
+    };
     let comparison = compare(&records(&strong.games), &records(&even.games)).unwrap();
-    let differences: Vec<f64> = strong.games.iter().zip(&even.games).map(|(a, b)| a.a_score - b.a_score).collect();
+    let differences: Vec<f64> =
+        strong.games.iter().zip(&even.games).map(|(a, b)| a.a_score - b.a_score).collect();
     let n = differences.len() as f64;
     let mean = differences.iter().sum::<f64>() / n;
     let sd = (differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     assert_eq!(comparison.rounds, 12);
     assert_eq!(comparison.unpaired, 0);
-    assert_eq!((comparison.players.0.as_str(), comparison.opponents.0.as_str(), comparison.opponents.1.as_str()), ("greedy", "random", "greedy"));
+    assert_eq!(
+        (
+            comparison.players.0.as_str(),
+            comparison.opponents.0.as_str(),
+            comparison.opponents.1.as_str()
+        ),
+        ("greedy", "random", "greedy")
+    );
     assert_eq!(comparison.scores, (strong.tally.score(), even.tally.score()));
-    assert!((comparison.difference - mean).abs() < 1e-12 && comparison.difference > 0.2, "{comparison:?}");
-    assert!((comparison.half_width - 1.959_963_984_540_054 * sd / n.sqrt()).abs() < 1e-12 && comparison.half_width > 0.0, "{comparison:?}");
+    assert!(
+        (comparison.difference - mean).abs() < 1e-12 && comparison.difference > 0.2,
+        "{comparison:?}"
+    );
+    assert!(
+        (comparison.half_width - 1.959_963_984_540_054 * sd / n.sqrt()).abs() < 1e-12
+            && comparison.half_width > 0.0,
+        "{comparison:?}"
+    );
 
     // Rounds in one file only are left out and counted.
     let fewer = records(&even.games[..8]);
@@ -327,44 +499,82 @@ fn matches_on_the_same_openings_compare_round_by_round() {
     // Another seed plays other openings: nothing to pair.
     let other_seed = MatchSettings { seed: 10, ..settings(12, 2) };
     let other = play_match(&random, &random, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
-    assert!(matches!(compare(&records(&strong.games), &records(&other.games)), Err(PairingError::OtherOpening { pair: 1, round: 1 })));
+    assert!(matches!(
+        compare(&records(&strong.games), &records(&other.games)),
+        Err(PairingError::OtherOpening { pair: 1, round: 1 })
+    ));
     // A record that is no match game, and a file holding two matches.
     let mut untagged = records(&strong.games);
     untagged[3].extra.retain(|(key, _)| key != "Round");
     let refused = compare(&untagged, &records(&even.games)).unwrap_err();
-    assert!(refused.to_string().contains("record 4 of the first file") && refused.to_string().contains("Round"), "{refused}");
+    assert!(
+        refused.to_string().contains("record 4 of the first file")
+            && refused.to_string().contains("Round"),
+        "{refused}"
+    );
     let mut mixed = records(&strong.games[..6]);
     mixed.extend(records(&even.games[6..]));
     let refused = compare(&records(&even.games), &mixed).unwrap_err();
-    assert!(refused.to_string().contains("record 7 of the second file") && refused.to_string().contains("one match"), "{refused}");
-    assert!(matches!(compare(&records(&strong.games[..1]), &records(&even.games)), Err(PairingError::TooFewRounds(1))));
+    assert!(
+        refused.to_string().contains("record 7 of the second file")
+            && refused.to_string().contains("one match"),
+        "{refused}"
+    );
+    assert!(matches!(
+        compare(&records(&strong.games[..1]), &records(&even.games)),
+        Err(PairingError::TooFewRounds(1))
+    ));
 
     // Pairs of matches on other openings pool into one comparison, every round of each pair one
     // difference; the pairs need not share openings, each side must be of one pair of players.
-    let strong_again = play_match(&greedy, &random, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
-    let even_again = play_match(&greedy, &greedy, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
-    let (strong_records, strong_again_records) = (records(&strong.games), records(&strong_again.games[..10]));
+    let strong_again =
+        play_match(&greedy, &random, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
+    let even_again =
+        play_match(&greedy, &greedy, DeviceChoice::Cpu, &other_seed, &|_, _| {}).unwrap();
+    let (strong_records, strong_again_records) =
+        (records(&strong.games), records(&strong_again.games[..10]));
     let firsts = pool(&[("seed 9", &strong_records), ("seed 10", &strong_again_records)]).unwrap();
     let (even_records, even_again_records) = (records(&even.games), records(&even_again.games));
     let seconds = pool(&[("seed 9", &even_records), ("seed 10", &even_again_records)]).unwrap();
     let pooled = compare_pooled(&firsts, &seconds).unwrap();
-    let pairs = strong.games.iter().zip(&even.games).chain(strong_again.games[..10].iter().zip(&even_again.games));
+    let pairs = strong
+        .games
+        .iter()
+        .zip(&even.games)
+        .chain(strong_again.games[..10].iter().zip(&even_again.games));
     let differences: Vec<f64> = pairs.map(|(a, b)| a.a_score - b.a_score).collect();
     let n = differences.len() as f64;
     let mean = differences.iter().sum::<f64>() / n;
     let sd = (differences.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
     assert_eq!((pooled.rounds, pooled.unpaired), (22, 2));
     assert!((pooled.difference - mean).abs() < 1e-12, "{pooled:?}");
-    assert!((pooled.half_width - 1.959_963_984_540_054 * sd / n.sqrt()).abs() < 1e-12, "{pooled:?}");
+    assert!(
+        (pooled.half_width - 1.959_963_984_540_054 * sd / n.sqrt()).abs() < 1e-12,
+        "{pooled:?}"
+    );
     // A pooled side's games are each file's, with A's colour as the match gave it.
     let scores: Vec<(bool, f64)> = firsts.iter().flat_map(MatchRounds::scores).collect();
-    let played: Vec<(bool, f64)> = strong.games.iter().chain(&strong_again.games[..10]).map(|g| (g.a_is_white, g.a_score)).collect();
+    let played: Vec<(bool, f64)> = strong
+        .games
+        .iter()
+        .chain(&strong_again.games[..10])
+        .map(|g| (g.a_is_white, g.a_score))
+        .collect();
     assert_eq!(scores, played);
     // The seconds swapped in among the firsts: other players, refused naming the file.
-    let refused = pool(&[("seed 9", &strong_records), ("even.txt", &even_records)]).err().expect("other players");
-    assert!(matches!(&refused, PairingError::OtherPlayers { file, .. } if file == "even.txt") && refused.to_string().contains("greedy against greedy"), "{refused}");
+    let refused = pool(&[("seed 9", &strong_records), ("even.txt", &even_records)])
+        .err()
+        .expect("other players");
+    assert!(
+        matches!(&refused, PairingError::OtherPlayers { file, .. } if file == "even.txt")
+            && refused.to_string().contains("greedy against greedy"),
+        "{refused}"
+    );
     // Pairs on other openings than each other's are still refused, naming the pair.
-    let crossed = compare_pooled(&firsts, &pool(&[("seed 10", &even_again_records), ("seed 9", &even_records)]).unwrap());
+    let crossed = compare_pooled(
+        &firsts,
+        &pool(&[("seed 10", &even_again_records), ("seed 9", &even_records)]).unwrap(),
+    );
     assert!(matches!(crossed, Err(PairingError::OtherOpening { pair: 1, round: 1 })));
 }
 
@@ -373,17 +583,35 @@ fn matches_on_the_same_openings_compare_round_by_round() {
 #[test]
 fn shipped_records_tally_and_compare_as_the_readme_says() {
     use std::path::Path;
-    let records = |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("data/records").join(name);
+    let records =
+        |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("data/records").join(name);
     let run = |args: &[&Path]| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(args).output().unwrap();
-        (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr))
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
     };
     let student = |seed: u32| records(&format!("distill-6x64-gpu-step26000-ab-seed{seed}.txt"));
     let teacher = |seed: u32| records(&format!("gpu-8x96-sparring-ab-gen1-ab-seed{seed}.txt"));
     let (ok, out) = run(&[Path::new("tally"), &student(13), &student(14), &student(15)]);
-    assert!(ok && out.contains("300 games in 3 file(s)") && out.contains("+161 =13 -126, score 0.558") && out.contains("score 50.3% to 61.3%"), "{out}");
-    let (ok, out) = run(&[Path::new("compare"), &student(13), &teacher(13), &student(14), &teacher(14)]);
-    assert!(ok && out.contains("200 rounds on the same openings of 2 pairs of files") && out.contains("+3.0 points a game +/- 8.8"), "{out}");
+    assert!(
+        ok && out.contains("300 games in 3 file(s)")
+            && out.contains("+161 =13 -126, score 0.558")
+            && out.contains("score 50.3% to 61.3%"),
+        "{out}"
+    );
+    let (ok, out) =
+        run(&[Path::new("compare"), &student(13), &teacher(13), &student(14), &teacher(14)]);
+    assert!(
+        ok && out.contains("200 rounds on the same openings of 2 pairs of files")
+            && out.contains("+3.0 points a game +/- 8.8"),
+        "{out}"
+    );
     let (ok, out) = run(&[Path::new("tally"), &student(13), &teacher(13)]);
     assert!(!ok && out.contains("pooled matches must be of the same players"), "{out}");
     let (ok, out) = run(&[Path::new("compare"), &student(13), &teacher(13), &student(14)]);

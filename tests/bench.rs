@@ -8,7 +8,20 @@ fn bench_writes_every_row() {
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("bench.csv");
     let output = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
-        .args(["bench", "--config", concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"), "--batches", "1,4", "--games", "2", "--seconds", "0.05", "--perft-depth", "2", "--csv"])
+        .args([
+            "bench",
+            "--config",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"),
+            "--batches",
+            "1,4",
+            "--games",
+            "2",
+            "--seconds",
+            "0.05",
+            "--perft-depth",
+            "2",
+            "--csv",
+        ])
         .arg(&csv)
         .output()
         .unwrap();
@@ -16,13 +29,28 @@ fn bench_writes_every_row() {
     let mut reader = csv::Reader::from_path(&csv).unwrap();
     let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
     let names: Vec<&str> = rows.iter().map(|r| r.get(0).unwrap()).collect();
-    for expected in ["perft 2", "matrix product", "network forward", "network evaluate", "self-play search", "self-play games", "training steps"] {
+    for expected in [
+        "perft 2",
+        "matrix product",
+        "network forward",
+        "network evaluate",
+        "self-play search",
+        "self-play games",
+        "training steps",
+    ] {
         assert!(names.iter().any(|n| n.starts_with(expected)), "no {expected:?} row in {names:?}");
     }
-    assert_eq!(names.iter().filter(|n| n.starts_with("network forward")).count(), 2, "one row per batch size");
+    assert_eq!(
+        names.iter().filter(|n| n.starts_with("network forward")).count(),
+        2,
+        "one row per batch size"
+    );
     for row in &rows {
         let value: f64 = row.get(2).unwrap().parse().unwrap();
         assert!(value.is_finite() && value > 0.0, "{row:?}");
     }
-    assert!(rows[0].get(0).unwrap().contains("1 thread") && rows[0].get(2).unwrap().parse::<f64>().unwrap() > 0.0);
+    assert!(
+        rows[0].get(0).unwrap().contains("1 thread")
+            && rows[0].get(2).unwrap().parse::<f64>().unwrap() > 0.0
+    );
 }

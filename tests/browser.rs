@@ -36,24 +36,37 @@ fn say(text: &str) {
 
 fn find_program(names: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    names.iter().find_map(|name| std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file()))
+    names.iter().find_map(|name| {
+        std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
+    })
 }
 
 fn browser_programs() -> Option<(PathBuf, PathBuf)> {
-    Some((find_program(&["chromium", "chromium-browser", "google-chrome"])?, find_program(&["chromedriver"])?))
+    Some((
+        find_program(&["chromium", "chromium-browser", "google-chrome"])?,
+        find_program(&["chromedriver"])?,
+    ))
 }
 
 /// Runs a command to completion or kills it at the deadline; the error says which and why.
 fn run_until(command: &mut Command, deadline: Instant) -> Result<(), String> {
     let shown = format!("{command:?}");
-    let mut child = command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().map_err(|e| format!("cannot run {shown}: {e}"))?;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {shown}: {e}"))?;
     loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             if status.success() {
                 return Ok(());
             }
             let mut stderr = String::new();
-            let _ = std::io::Read::read_to_string(&mut child.stderr.take().expect("piped"), &mut stderr);
+            let _ = std::io::Read::read_to_string(
+                &mut child.stderr.take().expect("piped"),
+                &mut stderr,
+            );
             let tail: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" / ");
             return Err(format!("{shown} failed ({status}): {tail}"));
         }
@@ -72,10 +85,22 @@ fn ensure_browser() -> Result<(PathBuf, PathBuf), String> {
         return Ok(found);
     }
     if find_program(&["apt-get"]).is_none() {
-        return Err("chromium and chromedriver are not installed and there is no apt-get to install them".into());
+        return Err(
+            "chromium and chromedriver are not installed and there is no apt-get to install them"
+                .into(),
+        );
     }
-    let root = Command::new("id").arg("-u").output().is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0");
-    let sudo = !root && Command::new("sudo").args(["-n", "true"]).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0");
+    let sudo = !root
+        && Command::new("sudo")
+            .args(["-n", "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
     if !root && !sudo {
         return Err("chromium and chromedriver are not installed, and installing them needs root or passwordless sudo".into());
     }
@@ -90,8 +115,20 @@ fn ensure_browser() -> Result<(PathBuf, PathBuf), String> {
     say("browser test: installing chromium and chromium-driver with apt-get (once) ...");
     let deadline = Instant::now() + INSTALL_BUDGET;
     run_until(&mut apt(&["update", "-qq"]), deadline)?;
-    run_until(&mut apt(&["install", "-y", "-qq", "--no-install-recommends", "chromium", "chromium-driver"]), deadline)?;
-    browser_programs().ok_or_else(|| "apt-get installed chromium-driver but chromium or chromedriver is still not on PATH".into())
+    run_until(
+        &mut apt(&[
+            "install",
+            "-y",
+            "-qq",
+            "--no-install-recommends",
+            "chromium",
+            "chromium-driver",
+        ]),
+        deadline,
+    )?;
+    browser_programs().ok_or_else(|| {
+        "apt-get installed chromium-driver but chromium or chromedriver is still not on PATH".into()
+    })
 }
 
 /// A chromedriver process and one browser session in it; both end when this is dropped.
@@ -103,7 +140,10 @@ struct Browser {
 
 impl Browser {
     fn start(chromium: &Path, chromedriver: &Path) -> Result<Browser, String> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| e.to_string())?
+            .port();
         let driver = Command::new(chromedriver)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
@@ -113,7 +153,9 @@ impl Browser {
         let address: SocketAddr = ([127, 0, 0, 1], port).into();
         let mut browser = Browser { driver, address, session: String::new() };
         let ready = Instant::now() + Duration::from_secs(20);
-        while !http_client::request(address, "GET", "/status", None).is_ok_and(|r| r.status == 200 && r.json()["value"]["ready"] == true) {
+        while !http_client::request(address, "GET", "/status", None)
+            .is_ok_and(|r| r.status == 200 && r.json()["value"]["ready"] == true)
+        {
             if Instant::now() > ready {
                 return Err("chromedriver did not become ready within 20 s".into());
             }
@@ -127,7 +169,9 @@ impl Browser {
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900", "--hide-scrollbars"],
             },
         }}});
-        let reply = browser.send("POST", "/session", Some(capabilities)).map_err(|e| format!("chromium would not start: {e}"))?;
+        let reply = browser
+            .send("POST", "/session", Some(capabilities))
+            .map_err(|e| format!("chromium would not start: {e}"))?;
         browser.session = reply["sessionId"].as_str().ok_or("no session id")?.to_string();
         Ok(browser)
     }
@@ -135,8 +179,11 @@ impl Browser {
     /// One WebDriver command; its `value`, or the driver's error message.
     fn send(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, String> {
         let body = body.map(|b| b.to_string());
-        let reply = http_client::request(self.address, method, path, body.as_deref()).map_err(|e| e.to_string())?;
-        let value = serde_json::from_str::<Value>(&reply.body).map_err(|e| format!("{e}: {}", reply.body))?["value"].clone();
+        let reply = http_client::request(self.address, method, path, body.as_deref())
+            .map_err(|e| e.to_string())?;
+        let value = serde_json::from_str::<Value>(&reply.body)
+            .map_err(|e| format!("{e}: {}", reply.body))?["value"]
+            .clone();
         if reply.status != 200 {
             return Err(format!("{method} {path}: {} {}", value["error"], value["message"]));
         }
@@ -144,7 +191,8 @@ impl Browser {
     }
 
     fn command(&self, method: &str, path: &str, body: Option<Value>) -> Value {
-        self.send(method, &format!("/session/{}{path}", self.session), body).unwrap_or_else(|e| panic!("{e}"))
+        self.send(method, &format!("/session/{}{path}", self.session), body)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn script(&self, script: &str) -> Value {
@@ -153,7 +201,8 @@ impl Browser {
 
     /// Clicks an element the way a person does (the driver moves the pointer to it and clicks).
     fn click(&self, css: &str) {
-        let found = self.command("POST", "/element", Some(json!({"using": "css selector", "value": css})));
+        let found =
+            self.command("POST", "/element", Some(json!({"using": "css selector", "value": css})));
         let id = found[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {found}"));
         self.command("POST", &format!("/element/{id}/click"), Some(json!({})));
     }
@@ -190,18 +239,23 @@ fn decode_base64(text: &str) -> Vec<u8> {
         b'/' => 63,
         _ => panic!("not base64: {c}"),
     };
-    let digits: Vec<u8> = text.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=').map(value).collect();
+    let digits: Vec<u8> =
+        text.bytes().filter(|c| !c.is_ascii_whitespace() && *c != b'=').map(value).collect();
     digits
         .chunks(4)
         .flat_map(|chunk| {
-            let bits = chunk.iter().enumerate().fold(0u32, |acc, (i, d)| acc | (*d as u32) << (18 - 6 * i));
+            let bits = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, d)| acc | (*d as u32) << (18 - 6 * i));
             bits.to_be_bytes()[1..chunk.len()].to_vec()
         })
         .collect()
 }
 
 fn server_state(address: SocketAddr, id: &str) -> GameState {
-    let reply = http_client::request(address, "GET", &format!("/api/games/{id}"), None).expect("the server answers");
+    let reply = http_client::request(address, "GET", &format!("/api/games/{id}"), None)
+        .expect("the server answers");
     assert_eq!(reply.status, 200, "{}", reply.body);
     serde_json::from_str(&reply.body).expect("a game state")
 }
@@ -224,13 +278,24 @@ fn drawn_board(browser: &Browser, state: &GameState) -> Vec<String> {
 /// The page shows exactly the server's game: pieces, move list, last move.
 fn check_page(browser: &Browser, server: SocketAddr, id: &str) -> GameState {
     let state = server_state(server, id);
-    assert_eq!(drawn_board(browser, &state), state.board, "the drawn board differs from the server's");
-    let listed = browser.script("return [...document.querySelectorAll('#moves span')].map(s => s.textContent);");
+    assert_eq!(
+        drawn_board(browser, &state),
+        state.board,
+        "the drawn board differs from the server's"
+    );
+    let listed = browser
+        .script("return [...document.querySelectorAll('#moves span')].map(s => s.textContent);");
     assert_eq!(listed, json!(state.moves), "the move list differs");
     if let Some(last) = &state.last_move {
-        let marked = browser.script("return [...document.querySelectorAll('.last-move')].map(m => m.dataset.square);");
+        let marked = browser.script(
+            "return [...document.querySelectorAll('.last-move')].map(m => m.dataset.square);",
+        );
         for [_, to] in &last.path {
-            assert!(marked.as_array().expect("a list").contains(&json!(to)), "{to} of the last move {} is not marked", last.text);
+            assert!(
+                marked.as_array().expect("a list").contains(&json!(to)),
+                "{to} of the last move {} is not marked",
+                last.text
+            );
         }
     }
     state
@@ -258,15 +323,28 @@ fn a_browser_plays_a_few_moves() {
     };
 
     // The shipped agent at a few simulations: real, and quick.
-    let spec: PlayerSpec = "net:models/anchored-values-6x64-step1600.safetensors".parse().expect("a spec");
+    let spec: PlayerSpec =
+        "net:models/anchored-values-6x64-step1600.safetensors".parse().expect("a spec");
     let agent = spec.build(DeviceChoice::Cpu, 7).expect("the shipped agent loads");
-    let api = Arc::new(Api::new(agent, spec.text.clone(), Rules::default(), Limit { nodes: Some(32), ..Limit::default() }));
+    let api = Arc::new(Api::new(
+        agent,
+        spec.text.clone(),
+        Rules::default(),
+        Limit { nodes: Some(32), ..Limit::default() },
+    ));
     let server = Server::start(api, "127.0.0.1:0", 2).expect("a free port");
     let address = server.address();
 
     browser.command("POST", "/url", Some(json!({"url": server.url()})));
-    browser.wait_for("the first game", "document.body.dataset.game && document.body.dataset.busy === 'false'");
-    let id = browser.script("return document.body.dataset.game;").as_str().expect("a game id").to_string();
+    browser.wait_for(
+        "the first game",
+        "document.body.dataset.game && document.body.dataset.busy === 'false'",
+    );
+    let id = browser
+        .script("return document.body.dataset.game;")
+        .as_str()
+        .expect("a game id")
+        .to_string();
     let mut state = check_page(&browser, address, &id);
     assert_eq!((state.human.as_str(), state.ply), ("white", 0));
 
@@ -290,20 +368,32 @@ fn a_browser_plays_a_few_moves() {
             break;
         }
         let shown = browser.script("return document.getElementById('winprob-text').textContent;");
-        assert!(shown.as_str().is_some_and(|t| t.ends_with('%')), "the agent's winning chance is shown: {shown}");
+        assert!(
+            shown.as_str().is_some_and(|t| t.ends_with('%')),
+            "the agent's winning chance is shown: {shown}"
+        );
     }
 
     // Undo takes back the last move pair, in the page as on the server.
     let before = state.ply;
     browser.click("#undo");
-    browser.wait_for("the undo", &format!("document.body.dataset.busy === 'false' && Number(document.body.dataset.ply) === {}", before - 2));
+    browser.wait_for(
+        "the undo",
+        &format!(
+            "document.body.dataset.busy === 'false' && Number(document.body.dataset.ply) === {}",
+            before - 2
+        ),
+    );
     state = check_page(&browser, address, &id);
     assert_eq!(state.ply, before - 2);
 
     // A typed illegal move is refused with the server's reason, and the board stays.
     browser.script("document.getElementById('move-input').value = 'a1-a9';");
     browser.click("#move-form button");
-    browser.wait_for("the error", "!document.getElementById('error').hidden && document.body.dataset.busy === 'false'");
+    browser.wait_for(
+        "the error",
+        "!document.getElementById('error').hidden && document.body.dataset.busy === 'false'",
+    );
     let error = browser.script("return document.getElementById('error').textContent;");
     assert!(error.as_str().is_some_and(|e| e.contains("illegal move a1-a9")), "{error}");
     assert_eq!(check_page(&browser, address, &id).ply, state.ply);
@@ -311,7 +401,12 @@ fn a_browser_plays_a_few_moves() {
     if let Some(path) = std::env::var_os("EPAMINONDAS_SCREENSHOT") {
         // A piece picked, so the picture shows the destinations offered.
         browser.script("document.getElementById('error').hidden = true;");
-        let tail = state.legal_moves.iter().max_by_key(|(_, moves)| moves.len()).map(|(tail, _)| tail.clone()).expect("moves");
+        let tail = state
+            .legal_moves
+            .iter()
+            .max_by_key(|(_, moves)| moves.len())
+            .map(|(tail, _)| tail.clone())
+            .expect("moves");
         browser.click(&format!("rect.square[data-square='{tail}']"));
         std::fs::write(&path, browser.screenshot()).expect("the screenshot is written");
         say(&format!("browser test: screenshot saved to {}", PathBuf::from(path).display()));
@@ -321,12 +416,21 @@ fn a_browser_plays_a_few_moves() {
     browser.script("document.getElementById('colour').value = 'black';");
     browser.click("#new-game");
     browser.wait_for("the agent's opening", &format!("document.body.dataset.game !== '{id}' && document.body.dataset.busy === 'false' && document.body.dataset.ply === '1'"));
-    let black_id = browser.script("return document.body.dataset.game;").as_str().expect("a game id").to_string();
+    let black_id = browser
+        .script("return document.body.dataset.game;")
+        .as_str()
+        .expect("a game id")
+        .to_string();
     let black = check_page(&browser, address, &black_id);
     assert_eq!((black.human.as_str(), black.moves.len()), ("black", 1));
-    let corner = |square: &str| browser.script(&format!("const r = document.querySelector(\"rect.square[data-square='{square}']\").getBoundingClientRect(); return [r.x, r.y];"));
+    let corner = |square: &str| {
+        browser.script(&format!("const r = document.querySelector(\"rect.square[data-square='{square}']\").getBoundingClientRect(); return [r.x, r.y];"))
+    };
     let (a1, n12) = (corner("a1"), corner("n12"));
-    assert!(a1[0].as_f64() > n12[0].as_f64() && a1[1].as_f64() < n12[1].as_f64(), "as Black, a1 {a1} should be at the top right, n12 {n12} at the bottom left");
+    assert!(
+        a1[0].as_f64() > n12[0].as_f64() && a1[1].as_f64() < n12[1].as_f64(),
+        "as Black, a1 {a1} should be at the top right, n12 {n12} at the bottom left"
+    );
     assert_eq!(server_state(address, &id).moves, state.moves, "the first game is kept");
 
     drop(browser);

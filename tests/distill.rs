@@ -72,7 +72,8 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("distill");
     let recorder = Recorder::default();
-    let mut distillation = Distillation::open(&run, Some(&config()), Some(&teacher()), None).unwrap();
+    let mut distillation =
+        Distillation::open(&run, Some(&config()), Some(&teacher()), None).unwrap();
     distillation.run(None, &recorder).unwrap();
 
     assert_eq!(*recorder.steps.borrow(), (1..=60).collect::<Vec<u64>>());
@@ -89,9 +90,15 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
         assert!((0.0..=1.0).contains(&row.top_move_agreement), "{row:?}");
         assert!(row.positions >= 64 && row.games > 0, "{row:?}");
     }
-    assert!(rows[3].held_out_policy_loss < rows[1].held_out_policy_loss - 0.05, "the student learns the priors: {rows:?}");
+    assert!(
+        rows[3].held_out_policy_loss < rows[1].held_out_policy_loss - 0.05,
+        "the student learns the priors: {rows:?}"
+    );
     assert!(rows[3].held_out_value_loss < rows[1].held_out_value_loss, "and the values: {rows:?}");
-    assert!(rows[1].held_out_policy_loss < rows[0].held_out_policy_loss, "from where it started: {rows:?}");
+    assert!(
+        rows[1].held_out_policy_loss < rows[0].held_out_policy_loss,
+        "from where it started: {rows:?}"
+    );
     assert_eq!(rows[1].learning_rate, 0.003);
     assert_eq!(rows[3].learning_rate, 0.001);
 
@@ -123,10 +130,20 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
     resumed.run(Some(80), &recorder).unwrap();
     assert_eq!(*recorder.steps.borrow(), (61..=80).collect::<Vec<u64>>());
     assert_eq!(recorder.rows.borrow().len(), 1);
-    assert!(resumed.state().positions > rows[3].positions && resumed.state().seconds > rows[3].seconds);
+    assert!(
+        resumed.state().positions > rows[3].positions && resumed.state().seconds > rows[3].seconds
+    );
     let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
-    assert_eq!(metrics.lines().count(), 6, "a header and the rows of steps 0, 20, 40, 60, 80:\n{metrics}");
-    assert_eq!(read_samples(&run.join("held-out.bin"), &config().rules).unwrap(), held_out, "the held-out positions stay the same");
+    assert_eq!(
+        metrics.lines().count(),
+        6,
+        "a header and the rows of steps 0, 20, 40, 60, 80:\n{metrics}"
+    );
+    assert_eq!(
+        read_samples(&run.join("held-out.bin"), &config().rules).unwrap(),
+        held_out,
+        "the held-out positions stay the same"
+    );
 }
 
 /// A student distilled before goes on in a new distillation: it starts with those weights (the
@@ -137,7 +154,8 @@ fn a_distillation_starts_from_a_student_distilled_before() {
     let dir = tempfile::tempdir().unwrap();
     let first = dir.path().join("first");
     let recorder = Recorder::default();
-    let mut distillation = Distillation::open(&first, Some(&config()), Some(&teacher()), None).unwrap();
+    let mut distillation =
+        Distillation::open(&first, Some(&config()), Some(&teacher()), None).unwrap();
     distillation.run(Some(20), &recorder).unwrap();
     let trained = recorder.rows.borrow()[1].clone();
     assert_eq!(trained.step, 20);
@@ -145,13 +163,29 @@ fn a_distillation_starts_from_a_student_distilled_before() {
     // The same config and seed play the same first games, so the held-out positions are the same.
     let second = dir.path().join("second");
     let recorder = Recorder::default();
-    let mut continued = Distillation::start_from(&second, &config(), &teacher(), &distillation.student_path(), None).unwrap();
-    assert_eq!(continued.state().initialised_from.as_deref(), Some(distillation.student_path().as_path()));
+    let mut continued = Distillation::start_from(
+        &second,
+        &config(),
+        &teacher(),
+        &distillation.student_path(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        continued.state().initialised_from.as_deref(),
+        Some(distillation.student_path().as_path())
+    );
     continued.run(Some(1), &recorder).unwrap();
     let started = recorder.rows.borrow()[0].clone();
     assert_eq!(started.step, 0);
-    assert!((started.held_out_policy_loss - trained.held_out_policy_loss).abs() < 1e-4, "{started:?} {trained:?}");
-    assert!((started.held_out_value_loss - trained.held_out_value_loss).abs() < 1e-4, "{started:?} {trained:?}");
+    assert!(
+        (started.held_out_policy_loss - trained.held_out_policy_loss).abs() < 1e-4,
+        "{started:?} {trained:?}"
+    );
+    assert!(
+        (started.held_out_value_loss - trained.held_out_value_loss).abs() < 1e-4,
+        "{started:?} {trained:?}"
+    );
     assert_eq!(started.top_move_agreement, trained.top_move_agreement);
     let (_, meta) = Network::load(&continued.student_path(), tch::Device::Cpu).unwrap();
     assert_eq!(meta["distill_initialised_from"], distillation.student_path().display().to_string());
@@ -159,51 +193,106 @@ fn a_distillation_starts_from_a_student_distilled_before() {
     let resumed = Distillation::open(&second, None, None, None).unwrap();
     assert_eq!(resumed.state().initialised_from, continued.state().initialised_from);
 
-    let error = Distillation::start_from(&second, &config(), &teacher(), &distillation.student_path(), None).err().expect("a started directory");
+    let error = Distillation::start_from(
+        &second,
+        &config(),
+        &teacher(),
+        &distillation.student_path(),
+        None,
+    )
+    .err()
+    .expect("a started directory");
     assert!(matches!(error, RunError::AlreadyStarted { .. }), "{error}");
     // The teacher is larger than the tiny student: refused, naming what does not fit.
-    let error = Distillation::start_from(&dir.path().join("third"), &config(), &teacher(), &teacher(), None).err().expect("another size");
-    assert!(error.to_string().contains("different size of network") && error.to_string().contains("crossings-blend-gen70"), "{error}");
-    assert!(!dir.path().join("third/config.toml").exists(), "a refused start leaves nothing behind");
+    let error = Distillation::start_from(
+        &dir.path().join("third"),
+        &config(),
+        &teacher(),
+        &teacher(),
+        None,
+    )
+    .err()
+    .expect("another size");
+    assert!(
+        error.to_string().contains("different size of network")
+            && error.to_string().contains("crossings-blend-gen70"),
+        "{error}"
+    );
+    assert!(
+        !dir.path().join("third/config.toml").exists(),
+        "a refused start leaves nothing behind"
+    );
 }
 
 #[test]
 fn a_distillation_refuses_what_it_was_not_made_with() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("distill");
-    Distillation::open(&run, Some(&config()), Some(&teacher()), None).unwrap().run(Some(1), &Recorder::default()).unwrap();
+    Distillation::open(&run, Some(&config()), Some(&teacher()), None)
+        .unwrap()
+        .run(Some(1), &Recorder::default())
+        .unwrap();
 
     let mut other = config();
     other.run.steps = 99;
     let error = Distillation::open(&run, Some(&other), None, None).err().expect("another config");
-    assert!(matches!(error, RunError::Incompatible { .. }) && error.to_string().contains("[run]"), "{error}");
+    assert!(
+        matches!(error, RunError::Incompatible { .. }) && error.to_string().contains("[run]"),
+        "{error}"
+    );
     // Another network of the teacher's shape, in another file.
     let (shipped, _) = Network::load(&teacher(), tch::Device::Cpu).unwrap();
     let other_teacher = dir.path().join("other-teacher.safetensors");
-    Network::new(&shipped.config, tch::Device::Cpu, Some(5)).unwrap().save(&other_teacher, &Default::default()).unwrap();
-    let error = Distillation::open(&run, None, Some(&other_teacher), None).err().expect("another teacher");
-    assert!(matches!(error, RunError::Teacher { .. }) && error.to_string().contains("other-teacher"), "{error}");
+    Network::new(&shipped.config, tch::Device::Cpu, Some(5))
+        .unwrap()
+        .save(&other_teacher, &Default::default())
+        .unwrap();
+    let error =
+        Distillation::open(&run, None, Some(&other_teacher), None).err().expect("another teacher");
+    assert!(
+        matches!(error, RunError::Teacher { .. }) && error.to_string().contains("other-teacher"),
+        "{error}"
+    );
 
     let empty = dir.path().join("empty");
-    assert!(matches!(Distillation::open(&empty, Some(&config()), None, None).err(), Some(RunError::NoTeacher { .. })));
-    assert!(matches!(Distillation::open(&empty, None, Some(&teacher()), None).err(), Some(RunError::NoConfig { .. })));
+    assert!(matches!(
+        Distillation::open(&empty, Some(&config()), None, None).err(),
+        Some(RunError::NoTeacher { .. })
+    ));
+    assert!(matches!(
+        Distillation::open(&empty, None, Some(&teacher()), None).err(),
+        Some(RunError::NoConfig { .. })
+    ));
 
     // A training run's directory is not taken over: its config stays as it was.
     let training_run = dir.path().join("training-run");
     std::fs::create_dir_all(&training_run).unwrap();
     std::fs::write(training_run.join("config.toml"), "a training run's config").unwrap();
     std::fs::write(training_run.join("run.json"), "{}").unwrap();
-    let error = Distillation::open(&training_run, Some(&config()), Some(&teacher()), None).err().expect("a training run");
-    assert!(matches!(&error, RunError::NotADistillation { found, .. } if found == "run.json"), "{error}");
-    assert_eq!(std::fs::read_to_string(training_run.join("config.toml")).unwrap(), "a training run's config");
+    let error = Distillation::open(&training_run, Some(&config()), Some(&teacher()), None)
+        .err()
+        .expect("a training run");
+    assert!(
+        matches!(&error, RunError::NotADistillation { found, .. } if found == "run.json"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(training_run.join("config.toml")).unwrap(),
+        "a training run's config"
+    );
 
     let missing = dir.path().join("no-such-teacher.safetensors");
-    let error = Distillation::open(&empty, Some(&config()), Some(&missing), None).err().expect("a missing teacher");
+    let error = Distillation::open(&empty, Some(&config()), Some(&missing), None)
+        .err()
+        .expect("a missing teacher");
     assert!(error.to_string().contains("no-such-teacher"), "{error}");
 
     std::fs::write(run.join("state.json"), "{ not json").unwrap();
     let error = Distillation::open(&run, None, None, None).err().expect("a corrupt state");
-    assert!(matches!(&error, RunError::Corrupt { path, .. } if path.ends_with("state.json")), "{error}");
+    assert!(
+        matches!(&error, RunError::Corrupt { path, .. } if path.ends_with("state.json")),
+        "{error}"
+    );
 }
 
 /// The shipped distillation configs load, validate and come back unchanged from the config.toml
@@ -232,12 +321,18 @@ fn broken_distillation_configs_are_refused_by_name() {
         ("temperature = 1.0", "temperature = 0.0", "games.temperature"),
         ("window = 3000", "window = 8", "games.window"),
         ("ply_cap = 150", "", "ply_cap"),
-        ("learning_rate = [[0, 0.003], [40, 0.001]]", "learning_rate = [[5, 0.003]]", "learning_rate"),
+        (
+            "learning_rate = [[0, 0.003], [40, 0.001]]",
+            "learning_rate = [[5, 0.003]]",
+            "learning_rate",
+        ),
         ("lockstep = 16", "lockstep = 0", "games.lockstep"),
         ("steps = 60", "steps = 60\nsurprise = 1", "surprise"),
     ] {
         let text = CONFIG.replacen(from, to, 1);
-        let error = DistillConfig::parse(&text, "test config").err().unwrap_or_else(|| panic!("{to} is refused"));
+        let error = DistillConfig::parse(&text, "test config")
+            .err()
+            .unwrap_or_else(|| panic!("{to} is refused"));
         assert!(error.to_string().contains(named), "{to}: {error}");
     }
 }

@@ -13,14 +13,17 @@ use epaminondas::nn::Network;
 
 fn positions() -> Vec<Position> {
     let mut all = Vec::new();
-    for (seed, (w, h)) in [(14u8, 12u8), (8, 8), (16, 16), (5, 5), (10, 8)].into_iter().enumerate() {
+    for (seed, (w, h)) in [(14u8, 12u8), (8, 8), (16, 16), (5, 5), (10, 8)].into_iter().enumerate()
+    {
         let start = Position::start(Rules { width: w, height: h, ..Rules::default() }).unwrap();
         for s in 0..6 {
             all.extend(common::random_game(start, (seed * 100 + s) as u64, 120));
         }
     }
     for (seed, (w, h)) in [(14u8, 12u8), (8, 8), (9, 7)].into_iter().enumerate() {
-        let start = Position::start(Rules { width: w, height: h, stones: true, ..Rules::default() }).unwrap();
+        let start =
+            Position::start(Rules { width: w, height: h, stones: true, ..Rules::default() })
+                .unwrap();
         for s in 0..4 {
             all.extend(common::random_game(start, (seed * 100 + s + 50) as u64, 120));
         }
@@ -62,7 +65,10 @@ fn mirror_commutes_with_encoding() {
         let mut policy = vec![0.0; policy_size(p.rules())];
         for (i, mv) in p.legal_moves().into_iter().enumerate() {
             policy[move_index(&p, mv)] = (i + 1) as f32;
-            assert_eq!(mirror_index(move_index(&p, mv), w, h), move_index(&p.mirrored(), mirror_move(mv, w)));
+            assert_eq!(
+                mirror_index(move_index(&p, mv), w, h),
+                move_index(&p.mirrored(), mirror_move(mv, w))
+            );
         }
         let mirrored = mirror_policy(&policy, w, h);
         for (i, mv) in p.legal_moves().into_iter().enumerate() {
@@ -80,14 +86,21 @@ fn black_sees_the_board_from_its_side() {
     let mut white = vec![0.0; input_size(start.rules(), inputs)];
     let mut black = vec![0.0; input_size(start.rules(), inputs)];
     encode_position(&start, inputs, &mut white);
-    encode_position(&start.with_side_to_move(epaminondas::game::Color::Black, 0), inputs, &mut black);
+    encode_position(
+        &start.with_side_to_move(epaminondas::game::Color::Black, 0),
+        inputs,
+        &mut black,
+    );
     assert_eq!(white, black);
     // Black's forward move (south) uses the same policy plane as White's forward move (north).
     let black_forward = after.parse_move("a11-a10").unwrap();
     let white_forward = start.parse_move("a2-a3").unwrap();
     let plane = |p: &Position, m| move_index(p, m) / (14 * 12);
     assert_eq!(plane(&after, black_forward), plane(&start, white_forward));
-    assert_eq!(move_index(&after, black_forward) % (14 * 12), move_index(&start, white_forward) % (14 * 12));
+    assert_eq!(
+        move_index(&after, black_forward) % (14 * 12),
+        move_index(&start, white_forward) % (14 * 12)
+    );
 }
 
 /// A game without a ply cap reads as one with the whole cap ahead at every ply, never as one
@@ -102,17 +115,32 @@ fn a_game_without_a_cap_is_never_near_its_end() {
         encode_position(position, inputs, &mut out);
         out
     };
-    assert!(encoded(&uncapped) == encoded(&capped), "the uncapped start differs from the capped one");
+    assert!(
+        encoded(&uncapped) == encoded(&capped),
+        "the uncapped start differs from the capped one"
+    );
     let area = 14 * 12;
     let plies_left = |position: &Position| encoded(position)[PLANE_PLIES_LEFT * area];
     // The start's pieces at ply 200.
-    let later = |start: &Position| Position::from_parts(*start.rules(), start.pieces(Color::White), start.pieces(Color::Black), Color::White, 200).unwrap();
+    let later = |start: &Position| {
+        Position::from_parts(
+            *start.rules(),
+            start.pieces(Color::White),
+            start.pieces(Color::Black),
+            Color::White,
+            200,
+        )
+        .unwrap()
+    };
     assert_eq!(plies_left(&later(&uncapped)), 1.0);
     assert!((plies_left(&later(&capped)) - 100.0 / 300.0).abs() < 1e-6);
     // The shipped agent, which learnt with a cap of 300, does not call the uncapped start drawn.
-    let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/models/anchored-values-6x64-step1600.safetensors");
+    let agent =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/models/anchored-values-6x64-step1600.safetensors");
     let mut network = Network::load(std::path::Path::new(agent), tch::Device::Cpu).unwrap().0;
-    let evaluation = network.evaluate(&[EvalRequest { position: uncapped, moves: uncapped.legal_moves() }]).remove(0);
+    let evaluation = network
+        .evaluate(&[EvalRequest { position: uncapped, moves: uncapped.legal_moves() }])
+        .remove(0);
     assert!(evaluation.draw < 0.5, "draw probability {}", evaluation.draw);
 }
 
@@ -158,7 +186,9 @@ fn threats_by_playing(position: &Position) -> (Bitboard, Bitboard) {
         captures |= position.pieces(side.opponent()) & !after.pieces(side.opponent());
         if after.far_row_count(side) > position.far_row_count(side) {
             let pieces = position.check(mv).unwrap().pieces as i32;
-            runners |= Bitboard::from_square(Square::from_index((mv.from.index() as i32 + (pieces - 1) * mv.dir.offset()) as u8));
+            runners |= Bitboard::from_square(Square::from_index(
+                (mv.from.index() as i32 + (pieces - 1) * mv.dir.offset()) as u8,
+            ));
         }
     }
     (captures, runners)
@@ -180,7 +210,8 @@ const REACH_POSITIONS: [&str; 9] = [
 
 #[test]
 fn reach_is_what_the_legal_moves_count_capture_and_enter() {
-    let picked = REACH_POSITIONS.iter().map(|text| Position::parse(text, Rules::default()).unwrap());
+    let picked =
+        REACH_POSITIONS.iter().map(|text| Position::parse(text, Rules::default()).unwrap());
     let mut marked = 0;
     for p in positions().into_iter().chain(picked) {
         if p.in_placement() || p.is_finished_at_start() {
@@ -195,8 +226,16 @@ fn reach_is_what_the_legal_moves_count_capture_and_enter() {
                 continue; // no legal moves to compare with (reach walks the pieces anyway)
             }
             let reach = view.reach();
-            assert_eq!(reach.moves as usize, view.legal_moves().len(), "{side:?} to move in {view}");
-            assert_eq!((reach.captures, reach.runners), threats_by_playing(&view), "{side:?} to move in {view}");
+            assert_eq!(
+                reach.moves as usize,
+                view.legal_moves().len(),
+                "{side:?} to move in {view}"
+            );
+            assert_eq!(
+                (reach.captures, reach.runners),
+                threats_by_playing(&view),
+                "{side:?} to move in {view}"
+            );
             marked += (reach.captures.any() && reach.runners.any()) as usize;
         }
     }
@@ -215,7 +254,10 @@ fn threat_planes_in_a_hand_checked_position() {
     encode_position(&position, inputs, &mut planes);
     let plane = |k: usize| -> Vec<String> {
         let offset = (inputs.first_threat_plane() + k) * 168;
-        (0..168).filter(|i| planes[offset + i] == 1.0).map(|i| Square::new((i % 14) as u8, (i / 14) as u8).to_string()).collect()
+        (0..168)
+            .filter(|i| planes[offset + i] == 1.0)
+            .map(|i| Square::new((i % 14) as u8, (i / 14) as u8).to_string())
+            .collect()
     };
     assert_eq!(plane(THREAT_WE_CAPTURE), ["d7", "d8"]);
     assert_eq!(plane(THREAT_THEY_CAPTURE), Vec::<String>::new());

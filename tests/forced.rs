@@ -25,7 +25,12 @@ fn a_run_that_can_be_taken_is_not_decided() {
     assert_eq!(p.forced(), None);
     let after = p.play(p.parse_move("j10-j5").unwrap()).unwrap();
     assert_eq!(after.forced(), None);
-    let repairs: Vec<String> = after.legal_moves().into_iter().filter(|&mv| !after.play_unchecked(mv).side_to_move_has_won()).map(|mv| after.notation(mv)).collect();
+    let repairs: Vec<String> = after
+        .legal_moves()
+        .into_iter()
+        .filter(|&mv| !after.play_unchecked(mv).side_to_move_has_won())
+        .map(|mv| after.notation(mv))
+        .collect();
     assert_eq!(repairs, ["h1xi1", "l1xk1", "m1xl1", "n1xm1"]);
 }
 
@@ -67,7 +72,10 @@ fn quiet_positions_are_not_decided() {
     // White to move, one ply before Black's run: White can still block the j file.
     let p = pos("1bbbbb4b1bb/b1bbb1bb2bb2/2b1b3bb4/3b4bbb3/3w5b4/9b4/4w4b4/4w9/3ww9/14/www3www2www/www4ww1wwww w 16");
     assert_eq!(p.forced(), None);
-    assert!(p.legal_moves().iter().any(|&mv| p.play_unchecked(mv).forced().is_none()), "some move stops the run");
+    assert!(
+        p.legal_moves().iter().any(|&mv| p.play_unchecked(mv).forced().is_none()),
+        "some move stops the run"
+    );
 }
 
 /// By brute force over every move and every reply: the moves that take the far-row lead such
@@ -83,11 +91,13 @@ fn brute_force_with(p: &Position, decided: impl Fn(Position) -> bool) -> (Vec<Mo
         .filter(|&mv| {
             let next = p.play_unchecked(mv);
             let lead = next.far_row_count(us) > next.far_row_count(us.opponent());
-            lead && next.status() != Status::Draw && next.legal_moves().iter().all(|&reply| decided(next.play_unchecked(reply)))
+            lead && next.status() != Status::Draw
+                && next.legal_moves().iter().all(|&reply| decided(next.play_unchecked(reply)))
         })
         .collect();
     let under_lead = p.far_row_count(us.opponent()) > p.far_row_count(us);
-    let lost = under_lead && !moves.is_empty() && moves.iter().all(|&mv| decided(p.play_unchecked(mv)));
+    let lost =
+        under_lead && !moves.is_empty() && moves.iter().all(|&mv| decided(p.play_unchecked(mv)));
     (wins, lost)
 }
 
@@ -100,7 +110,13 @@ fn brute_force(p: &Position) -> (Vec<Move>, bool) {
 
 /// Checks a claimed result against brute force's answer (the winning moves, and whether every
 /// move loses) and counts the wins and losses claimed.
-fn check_claim(p: &Position, claim: Option<Forced>, winning_moves: &[Move], lost: bool, (wins, losses): (&mut u32, &mut u32)) {
+fn check_claim(
+    p: &Position,
+    claim: Option<Forced>,
+    winning_moves: &[Move],
+    lost: bool,
+    (wins, losses): (&mut u32, &mut u32),
+) {
     match claim {
         Some(Forced::Win(mv)) => {
             assert!(winning_moves.contains(&mv), "{p}: {mv} is claimed to win");
@@ -110,7 +126,10 @@ fn check_claim(p: &Position, claim: Option<Forced>, winning_moves: &[Move], lost
             assert!(lost && winning_moves.is_empty(), "{p}: claimed lost");
             *losses += 1;
         }
-        None => assert!(winning_moves.is_empty() && !lost, "{p}: missed {winning_moves:?} / lost {lost}"),
+        None => assert!(
+            winning_moves.is_empty() && !lost,
+            "{p}: missed {winning_moves:?} / lost {lost}"
+        ),
     }
 }
 
@@ -119,7 +138,8 @@ fn agrees_with_brute_force_on_random_games() {
     let mut rng = StdRng::seed_from_u64(7);
     let (mut wins, mut losses, mut positions) = (0u32, 0u32, 0);
     for game in 0..300 {
-        let rules = Rules { ply_cap: Some(400), symmetry: SymmetryRule::ALL[game % 4], ..Rules::default() };
+        let rules =
+            Rules { ply_cap: Some(400), symmetry: SymmetryRule::ALL[game % 4], ..Rules::default() };
         let mut p = Position::start(rules).unwrap();
         while p.status() == Status::Ongoing {
             let (winning_moves, all_lose) = brute_force(&p);
@@ -200,7 +220,8 @@ fn forced_in_two_agrees_with_brute_force_on_random_games() {
     let mut rng = StdRng::seed_from_u64(11);
     let (mut wins, mut losses, mut deeper, mut positions) = (0u32, 0u32, 0, 0);
     for game in 0..60 {
-        let rules = Rules { ply_cap: Some(400), symmetry: SymmetryRule::ALL[game % 4], ..Rules::default() };
+        let rules =
+            Rules { ply_cap: Some(400), symmetry: SymmetryRule::ALL[game % 4], ..Rules::default() };
         let mut p = Position::start(rules).unwrap();
         while p.status() == Status::Ongoing {
             let moves = p.legal_moves();
@@ -216,5 +237,8 @@ fn forced_in_two_agrees_with_brute_force_on_random_games() {
             p = p.play_unchecked(*moves.choose(&mut rng).unwrap());
         }
     }
-    assert!(wins > 20 && losses > 10 && deeper > 10, "{positions} positions: {wins} wins, {losses} losses, {deeper} beyond one move");
+    assert!(
+        wins > 20 && losses > 10 && deeper > 10,
+        "{positions} positions: {wins} wins, {losses} losses, {deeper} beyond one move"
+    );
 }

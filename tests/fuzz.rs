@@ -14,8 +14,23 @@ use std::sync::OnceLock;
 
 /// Starts on several board sizes (the text carries the size), and of the stones variant.
 fn starts() -> Vec<Position> {
-    let sizes = [(14, 12, false), (8, 8, false), (5, 5, false), (16, 16, false), (16, 5, false), (5, 16, false), (14, 12, true), (8, 8, true)];
-    sizes.into_iter().map(|(width, height, stones)| Position::start(Rules { width, height, stones, ..Rules::default() }).expect("valid size")).collect()
+    let sizes = [
+        (14, 12, false),
+        (8, 8, false),
+        (5, 5, false),
+        (16, 16, false),
+        (16, 5, false),
+        (5, 16, false),
+        (14, 12, true),
+        (8, 8, true),
+    ];
+    sizes
+        .into_iter()
+        .map(|(width, height, stones)| {
+            Position::start(Rules { width, height, stones, ..Rules::default() })
+                .expect("valid size")
+        })
+        .collect()
 }
 
 /// Positions from random games on every size: the material valid texts are made from.
@@ -45,8 +60,10 @@ fn sample_moves() -> Vec<(Position, String)> {
                 continue; // `@f6` has no other form
             }
             let pieces = position.check(mv).expect("generated").pieces;
-            let head = mv.from.offset(mv.dir, pieces as i32 - 1, width, height).expect("on the board");
-            let head_to = head.offset(mv.dir, mv.distance as i32, width, height).expect("on the board");
+            let head =
+                mv.from.offset(mv.dir, pieces as i32 - 1, width, height).expect("on the board");
+            let head_to =
+                head.offset(mv.dir, mv.distance as i32, width, height).expect("on the board");
             out.push((*position, format!("{},{head}-{head_to}", mv.from)));
             out.push((*position, format!("{},{head}{head_to}", mv.from)));
         }
@@ -64,9 +81,18 @@ fn sample_records() -> Vec<String> {
             let positions = random_game(start, (i * 3 + k) as u64, 60);
             let moves = positions
                 .windows(2)
-                .map(|w| w[0].legal_moves().into_iter().find(|mv| w[0].play_unchecked(*mv) == w[1]).expect("a move leads on"))
+                .map(|w| {
+                    w[0].legal_moves()
+                        .into_iter()
+                        .find(|mv| w[0].play_unchecked(*mv) == w[1])
+                        .expect("a move leads on")
+                })
                 .collect();
-            out.push(GameRecord::new("white", "black", start, moves).with_tag("Event", "fuzz").to_string());
+            out.push(
+                GameRecord::new("white", "black", start, moves)
+                    .with_tag("Event", "fuzz")
+                    .to_string(),
+            );
         }
     }
     out
@@ -80,7 +106,8 @@ fn position_texts() -> Vec<String> {
 
 /// Characters the formats are made of, plus a few that commonly trip parsers up.
 const ALPHABET: &[char] = &[
-    'w', 'b', 's', 'x', 'a', 'n', 'p', 'q', 'z', '0', '1', '2', '6', '9', '/', ' ', '-', ',', '.', '*', '@', '[', ']', '"', '\n', '\t', 'é', '\u{0}',
+    'w', 'b', 's', 'x', 'a', 'n', 'p', 'q', 'z', '0', '1', '2', '6', '9', '/', ' ', '-', ',', '.',
+    '*', '@', '[', ']', '"', '\n', '\t', 'é', '\u{0}',
 ];
 
 fn any_char() -> impl Strategy<Value = char> {
@@ -135,18 +162,24 @@ fn apply(text: &str, edits: &[Edit]) -> String {
 
 /// A valid text from `pool` with one to eight edits.
 fn mutated(pool: Vec<String>) -> impl Strategy<Value = String> {
-    (select(pool), prop::collection::vec(edit(), 1..8)).prop_map(|(text, edits)| apply(&text, &edits))
+    (select(pool), prop::collection::vec(edit(), 1..8))
+        .prop_map(|(text, edits)| apply(&text, &edits))
 }
 
 /// Random text over the formats' alphabet, or over all of Unicode.
 fn junk() -> impl Strategy<Value = String> {
-    prop_oneof![prop::collection::vec(any_char(), 0..300).prop_map(|c| c.into_iter().collect()), any::<String>()]
+    prop_oneof![
+        prop::collection::vec(any_char(), 0..300).prop_map(|c| c.into_iter().collect()),
+        any::<String>()
+    ]
 }
 
 /// Any square index, the off-board ones (columns and rows past the board, up to 255) included.
 fn any_move() -> impl Strategy<Value = Move> {
     let distance = prop_oneof![3 => 0u8..18, 1 => any::<u8>()];
-    (any::<u8>(), 0usize..8, distance).prop_map(|(from, dir, distance)| Move::new(Square::from_index(from), Dir::from_index(dir), distance))
+    (any::<u8>(), 0usize..8, distance).prop_map(|(from, dir, distance)| {
+        Move::new(Square::from_index(from), Dir::from_index(dir), distance)
+    })
 }
 
 /// Exercises everything a position offers; none of it may panic.
@@ -304,10 +337,16 @@ proptest! {
 #[test]
 fn regressions_found_by_fuzzing() {
     let off_board = Move::new(Square::from_index(85), Dir::North, 0);
-    assert!(Position::start(Rules { width: 5, height: 16, ..Rules::default() }).unwrap().check(mirror_move(off_board, 5)).is_err());
+    assert!(Position::start(Rules { width: 5, height: 16, ..Rules::default() })
+        .unwrap()
+        .check(mirror_move(off_board, 5))
+        .is_err());
     assert_eq!(mirror_move(off_board, 0).dir, Dir::North);
     for text in ["q1-q2", "a17-a18", "z99-z98", "a1,a17-a18"] {
         assert!(MoveText::parse(text, 255, 255).is_err(), "{text}");
     }
-    assert_eq!(MoveText::parse("p16-p15", 255, 255), Ok(MoveText::Tail { from: Square::new(15, 15), to: Square::new(15, 14) }));
+    assert_eq!(
+        MoveText::parse("p16-p15", 255, 255),
+        Ok(MoveText::Tail { from: Square::new(15, 15), to: Square::new(15, 14) })
+    );
 }

@@ -17,7 +17,9 @@ fn session(spec: &str, cap: u16) -> EngineSession {
 
 fn bestmove(replies: &[String]) -> String {
     let last = replies.last().expect("go answers");
-    last.strip_prefix("bestmove ").unwrap_or_else(|| panic!("no bestmove in {replies:?}")).to_string()
+    last.strip_prefix("bestmove ")
+        .unwrap_or_else(|| panic!("no bestmove in {replies:?}"))
+        .to_string()
 }
 
 /// A whole game between two engines, refereed move by move from outside: every move the
@@ -36,9 +38,17 @@ fn engines_play_a_refereed_game() {
     let mut referee = Position::start(rules(80)).unwrap();
     let mut moves: Vec<String> = Vec::new();
     while referee.status() == Status::Ongoing {
-        let engine = if referee.side_to_move() == epaminondas::game::Color::White { &mut white } else { &mut black };
+        let engine = if referee.side_to_move() == epaminondas::game::Color::White {
+            &mut white
+        } else {
+            &mut black
+        };
         assert!(engine.handle(&format!("position startpos moves {}", moves.join(" "))).is_empty());
-        assert_eq!(engine.position(), Some(&referee), "the engine's position follows the moves sent");
+        assert_eq!(
+            engine.position(),
+            Some(&referee),
+            "the engine's position follows the moves sent"
+        );
         let text = bestmove(&engine.handle("go nodes 50"));
         let mv = referee.parse_move(&text).unwrap_or_else(|e| panic!("engine sent {text}: {e}"));
         referee = referee.play(mv).unwrap();
@@ -66,7 +76,10 @@ fn engine_errors_are_reported_and_change_nothing() {
     ] {
         let replies = engine.handle(command);
         assert_eq!(replies.len(), 1, "{command}: {replies:?}");
-        assert!(replies[0].starts_with("info string error:") && replies[0].contains(expected), "{command}: {replies:?}");
+        assert!(
+            replies[0].starts_with("info string error:") && replies[0].contains(expected),
+            "{command}: {replies:?}"
+        );
         assert_eq!(engine.position(), Some(&before), "{command} changed the position");
     }
     // A good command still works afterwards, and a position text with moves is read.
@@ -91,18 +104,36 @@ fn a_refused_position_leaves_no_stale_position() {
         let mut engine = session("greedy", 300);
         assert!(engine.handle("position startpos moves a1-a3").is_empty());
         let replies = engine.handle(command);
-        assert!(replies.len() == 1 && replies[0].starts_with("info string error:") && replies[0].contains(expected), "{command}: {replies:?}");
+        assert!(
+            replies.len() == 1
+                && replies[0].starts_with("info string error:")
+                && replies[0].contains(expected),
+            "{command}: {replies:?}"
+        );
         assert_eq!(engine.position(), None);
         let replies = engine.handle("go nodes 5");
         assert_eq!(replies.len(), 1, "{command}: {replies:?}");
-        assert!(replies[0].starts_with("info string error: no position") && replies[0].contains(expected), "{command}: {replies:?}");
+        assert!(
+            replies[0].starts_with("info string error: no position")
+                && replies[0].contains(expected),
+            "{command}: {replies:?}"
+        );
         // Options that change the rules still apply, and a new position brings moves back.
         assert!(engine.handle("setoption name Symmetry value both").is_empty());
         assert!(engine.handle("position startpos moves a1-a3").is_empty());
         assert!(bestmove(&engine.handle("go nodes 5")) != "none");
         engine.handle(command);
         assert!(engine.handle("ucinewgame").is_empty());
-        assert_eq!(engine.position(), Some(&Position::start(Rules { symmetry: epaminondas::game::SymmetryRule::Both, ..rules(300) }).unwrap()));
+        assert_eq!(
+            engine.position(),
+            Some(
+                &Position::start(Rules {
+                    symmetry: epaminondas::game::SymmetryRule::Both,
+                    ..rules(300)
+                })
+                .unwrap()
+            )
+        );
     }
 }
 
@@ -111,13 +142,21 @@ fn a_refused_position_leaves_no_stale_position() {
 /// a position like any other. With PlyCap set, the cap ends it.
 #[test]
 fn the_engine_has_no_ply_cap_unless_told() {
-    let mut engine = EngineSession::new("greedy".parse().unwrap(), DeviceChoice::Cpu, Rules::default()).unwrap();
-    assert!(engine.handle("uci").iter().any(|line| line == "option name PlyCap type spin default 0 min 0 max 65535"));
+    let mut engine =
+        EngineSession::new("greedy".parse().unwrap(), DeviceChoice::Cpu, Rules::default()).unwrap();
+    assert!(engine
+        .handle("uci")
+        .iter()
+        .any(|line| line == "option name PlyCap type spin default 0 min 0 max 65535"));
     // One piece each, far from everything: a1 and n12 step back and forth.
     let fen = "13b/14/14/14/14/14/14/14/14/14/14/w13 w";
     let mut moves = Vec::new();
     for i in 0..100 {
-        moves.extend(if i % 2 == 0 { ["a1-a2", "n12-n11", "a2-a1", "n11-n12"] } else { ["a1-b1", "n12-m12", "b1-a1", "m12-n12"] });
+        moves.extend(if i % 2 == 0 {
+            ["a1-a2", "n12-n11", "a2-a1", "n11-n12"]
+        } else {
+            ["a1-b1", "n12-m12", "b1-a1", "m12-n12"]
+        });
     }
     assert_eq!(moves.len(), 400);
     let position = format!("position fen {fen} moves {}", moves.join(" "));
@@ -133,7 +172,10 @@ fn the_engine_has_no_ply_cap_unless_told() {
 fn engine_plays_on_a_named_board() {
     let mut engine = session("greedy", 300);
     assert!(engine.handle("setoption name Board value crossings-board").is_empty());
-    assert_eq!(engine.position(), Some(&Position::start(Rules { width: 8, height: 8, ..rules(300) }).unwrap()));
+    assert_eq!(
+        engine.position(),
+        Some(&Position::start(Rules { width: 8, height: 8, ..rules(300) }).unwrap())
+    );
     assert!(engine.handle("position startpos moves a1-a3").is_empty());
     let mv = bestmove(&engine.handle("go"));
     assert!(engine.position().unwrap().parse_move(&mv).is_ok(), "{mv} on 8x8");
@@ -145,9 +187,15 @@ fn engine_plays_on_a_named_board() {
 #[test]
 fn engine_plays_the_stones_variant() {
     let mut engine = session("alphabeta:depth=2", 300);
-    assert!(engine.handle("uci").iter().any(|line| line == "option name Stones type check default false"));
+    assert!(engine
+        .handle("uci")
+        .iter()
+        .any(|line| line == "option name Stones type check default false"));
     assert!(engine.handle("setoption name Stones value on").is_empty());
-    assert_eq!(engine.position(), Some(&Position::start(Rules { stones: true, ..rules(300) }).unwrap()));
+    assert_eq!(
+        engine.position(),
+        Some(&Position::start(Rules { stones: true, ..rules(300) }).unwrap())
+    );
     // Black places first; the engine answers with White's stone, then places or moves in turn.
     assert!(engine.handle("position startpos moves @f6").is_empty());
     let mv = bestmove(&engine.handle("go"));
@@ -173,13 +221,21 @@ fn engine_binary_speaks_the_protocol() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"uci\nisready\nposition startpos moves a1-a3\ngo nodes 5\nbogus\nquit\n").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"uci\nisready\nposition startpos moves a1-a3\ngo nodes 5\nbogus\nquit\n")
+        .unwrap();
     let output = child.wait_with_output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines.contains(&"uciok") && lines.contains(&"readyok"), "{text}");
     let reply = lines.iter().find_map(|l| l.strip_prefix("bestmove ")).expect("a bestmove");
-    let after = Position::start(rules(300)).unwrap().play(Position::start(rules(300)).unwrap().parse_move("a1-a3").unwrap()).unwrap();
+    let after = Position::start(rules(300))
+        .unwrap()
+        .play(Position::start(rules(300)).unwrap().parse_move("a1-a3").unwrap())
+        .unwrap();
     assert!(after.parse_move(reply).is_ok(), "{reply} is not legal for Black");
     assert!(lines.iter().any(|l| l.starts_with("info string error: unknown command")));
     assert!(output.status.success());
@@ -192,7 +248,17 @@ fn scripted_terminal_game() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("game.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
-        .args(["play", "--player", "random", "--as", "white", "--plain", "--ply-cap", "300", "--record"])
+        .args([
+            "play",
+            "--player",
+            "random",
+            "--as",
+            "white",
+            "--plain",
+            "--ply-cap",
+            "300",
+            "--record",
+        ])
         .arg(&record)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -200,17 +266,32 @@ fn scripted_terminal_game() {
         .spawn()
         .unwrap();
     // Black cannot reach row 3 in two moves, so these white moves stay legal whatever it plays.
-    let script = "help\nmoves a1\nmoves q99\nz9-a1\na1-a9\na1-a3\nhint\nb1-b3\nc1-c3\nundo\nresign\n";
+    let script =
+        "help\nmoves a1\nmoves q99\nz9-a1\na1-a9\na1-a3\nhint\nb1-b3\nc1-c3\nundo\nresign\n";
     child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
     let output = child.wait_with_output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{text}\n{}", String::from_utf8_lossy(&output.stderr));
-    for expected in ["commands:", "a1-a2", "is not a square", "z9-a1:", "a1-a9:", "hint: ", "taken back", "You resign", "[B]"] {
+    for expected in [
+        "commands:",
+        "a1-a2",
+        "is not a square",
+        "z9-a1:",
+        "a1-a9:",
+        "hint: ",
+        "taken back",
+        "You resign",
+        "[B]",
+    ] {
         assert!(text.contains(expected), "missing {expected:?} in\n{text}");
     }
     let records = GameRecord::parse_all(&std::fs::read_to_string(&record).unwrap()).unwrap();
     assert_eq!(records.len(), 1);
-    assert_eq!(records[0].moves.len(), 4, "a1-a3, reply, b1-b3, reply (c1-c3 and its reply taken back)");
+    assert_eq!(
+        records[0].moves.len(),
+        4,
+        "a1-a3, reply, b1-b3, reply (c1-c3 and its reply taken back)"
+    );
     assert_eq!(records[0].result, RecordResult::BlackWins);
     assert_eq!(records[0].white, "you");
 }
@@ -219,7 +300,8 @@ fn scripted_terminal_game() {
 #[test]
 fn torchscript_export_matches_the_network() {
     let dir = tempfile::tempdir().unwrap();
-    let mut network = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(4)).unwrap();
+    let mut network =
+        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(4)).unwrap();
     // Make the output layers non-zero so the comparison means something.
     tch::no_grad(|| {
         for (_, mut variable) in network.vs.variables() {
@@ -262,33 +344,64 @@ fn exported_agents_carry_their_rules_and_training() {
     let run = dir.path().join("run");
     let binary = env!("CARGO_BIN_EXE_epaminondas");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
-    let output = Command::new(binary).args(["train", "--config", config, "--generations", "1", "--run"]).arg(&run).output().unwrap();
+    let output = Command::new(binary)
+        .args(["train", "--config", config, "--generations", "1", "--run"])
+        .arg(&run)
+        .output()
+        .unwrap();
     assert!(output.status.success());
     // stderr is a pipe here, so the progress bars give way to plain lines, one per tenth of
     // the way (here every game or step, as there are fewer than ten).
     let log = String::from_utf8_lossy(&output.stderr);
-    for line in ["gen 1 self-play: 1/4 after", "gen 1 self-play: 4/4 after", "gen 1 training: 3/3 after", "gen 1 rating: 4/4 after"] {
+    for line in [
+        "gen 1 self-play: 1/4 after",
+        "gen 1 self-play: 4/4 after",
+        "gen 1 training: 3/3 after",
+        "gen 1 rating: 4/4 after",
+    ] {
         assert!(log.contains(line), "no '{line}' in the log:\n{log}");
     }
     // As an older version saved it: f32 options widened to f64 digits.
     let saved = std::fs::read_to_string(run.join("config.toml")).unwrap();
     assert!(saved.contains("reduction = 0.2\n"), "{saved}");
-    std::fs::write(run.join("config.toml"), saved.replace("reduction = 0.2\n", "reduction = 0.20000000298023224\n")).unwrap();
+    std::fs::write(
+        run.join("config.toml"),
+        saved.replace("reduction = 0.2\n", "reduction = 0.20000000298023224\n"),
+    )
+    .unwrap();
     let agent = dir.path().join("models/smoke.safetensors");
-    let status = Command::new(binary).arg("export").arg(run.join("checkpoints/gen-000001.safetensors")).arg("--out").arg(&agent).stdout(Stdio::null()).status().unwrap();
+    let status = Command::new(binary)
+        .arg("export")
+        .arg(run.join("checkpoints/gen-000001.safetensors"))
+        .arg("--out")
+        .arg(&agent)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
     assert!(status.success());
     let (_, metadata) = Network::load(&agent, tch::Device::Cpu).unwrap();
     assert_eq!(metadata["generation"], "1");
     assert_eq!(metadata["training_games"], "4");
     assert!(metadata.contains_key("elo") && metadata["training_config"].contains("[selfplay]"));
-    assert!(metadata["training_config"].contains("reduction = 0.2\n"), "{}", metadata["training_config"]);
+    assert!(
+        metadata["training_config"].contains("reduction = 0.2\n"),
+        "{}",
+        metadata["training_config"]
+    );
     let rules = epaminondas::players::trained_rules(&agent).unwrap().unwrap();
     assert_eq!(rules.ply_cap, Some(40));
-    assert!(dir.path().join("models/smoke.pt").exists() && dir.path().join("models/smoke.md").exists());
+    assert!(
+        dir.path().join("models/smoke.pt").exists() && dir.path().join("models/smoke.md").exists()
+    );
     let models = dir.path().join("models");
-    let default_for = |width, height| epaminondas::players::default_agent(&models, width, height, false);
+    let default_for =
+        |width, height| epaminondas::players::default_agent(&models, width, height, false);
     assert_eq!(default_for(14, 12).unwrap(), Some(agent.clone()));
-    assert_eq!(default_for(8, 8).unwrap(), None, "an agent is only offered for the board it was trained on");
+    assert_eq!(
+        default_for(8, 8).unwrap(),
+        None,
+        "an agent is only offered for the board it was trained on"
+    );
     // A defaults file decides between agents; one that names an agent of another board, or
     // does not parse, is refused by name.
     std::fs::copy(&agent, models.join("other.safetensors")).unwrap();
@@ -302,13 +415,28 @@ fn exported_agents_carry_their_rules_and_training() {
     assert!(default_for(14, 12).unwrap_err().to_string().contains("defaults.toml"));
     // The shipped agents: each board's default is found for its own board.
     let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models"));
-    let crossings = epaminondas::players::default_agent(shipped, 8, 8, false).unwrap().expect("an 8x8 agent is shipped");
-    assert_eq!(epaminondas::players::trained_rules(&crossings).unwrap().map(|r| (r.width, r.height)), Some((8, 8)));
-    let standard = epaminondas::players::default_agent(shipped, 14, 12, false).unwrap().expect("a 14x12 agent is shipped");
-    assert_eq!(epaminondas::players::trained_rules(&standard).unwrap().map(|r| (r.width, r.height)), Some((14, 12)));
+    let crossings = epaminondas::players::default_agent(shipped, 8, 8, false)
+        .unwrap()
+        .expect("an 8x8 agent is shipped");
+    assert_eq!(
+        epaminondas::players::trained_rules(&crossings).unwrap().map(|r| (r.width, r.height)),
+        Some((8, 8))
+    );
+    let standard = epaminondas::players::default_agent(shipped, 14, 12, false)
+        .unwrap()
+        .expect("a 14x12 agent is shipped");
+    assert_eq!(
+        epaminondas::players::trained_rules(&standard).unwrap().map(|r| (r.width, r.height)),
+        Some((14, 12))
+    );
     // A corrupt agent is refused by name.
     std::fs::write(dir.path().join("broken.safetensors"), b"not a network").unwrap();
-    let output = Command::new(binary).args(["engine", "--agent"]).arg(dir.path().join("broken.safetensors")).stdin(Stdio::null()).output().unwrap();
+    let output = Command::new(binary)
+        .args(["engine", "--agent"])
+        .arg(dir.path().join("broken.safetensors"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("broken.safetensors"));
 }
@@ -321,7 +449,18 @@ fn scripted_stones_game() {
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("game.txt");
     let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
-        .args(["play", "--player", "random", "--stones", "--as", "black", "--plain", "--ply-cap", "300", "--record"])
+        .args([
+            "play",
+            "--player",
+            "random",
+            "--stones",
+            "--as",
+            "black",
+            "--plain",
+            "--ply-cap",
+            "300",
+            "--record",
+        ])
         .arg(&record)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

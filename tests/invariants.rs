@@ -33,7 +33,9 @@ fn move_between(before: &Position, after: &Position) -> Move {
 /// The square `steps` steps from `square` in `dir`, on a board of the position's size.
 fn along(position: &Position, square: Square, dir: Dir, steps: u8) -> Square {
     let rules = position.rules();
-    square.offset(dir, steps as i32, rules.width, rules.height).expect("a legal move stays on the board")
+    square
+        .offset(dir, steps as i32, rules.width, rules.height)
+        .expect("a legal move stays on the board")
 }
 
 /// The start-of-turn result worked out from the rules text, not from `Position::status`.
@@ -44,8 +46,14 @@ fn expected_status(position: &Position, has_moves: bool) -> Status {
     let top = geo.rows[height as usize - 1];
     let bottom = geo.rows[0];
     let (mine, theirs) = match side {
-        Color::White => ((position.pieces(Color::White) & top).count(), (position.pieces(Color::Black) & bottom).count()),
-        Color::Black => ((position.pieces(Color::Black) & bottom).count(), (position.pieces(Color::White) & top).count()),
+        Color::White => (
+            (position.pieces(Color::White) & top).count(),
+            (position.pieces(Color::Black) & bottom).count(),
+        ),
+        Color::Black => (
+            (position.pieces(Color::Black) & bottom).count(),
+            (position.pieces(Color::White) & top).count(),
+        ),
     };
     if mine > theirs {
         Status::Won { winner: side, reason: WinReason::BackRow }
@@ -66,14 +74,26 @@ fn check_position(p: &Position) {
     for mv in &moves {
         assert!(p.check(*mv).is_ok(), "{p:?}: generated {mv} fails check: {:?}", p.check(*mv));
     }
-    assert_eq!(sorted(moves.clone()), sorted(brute_force_moves(p)), "{p:?}: generator and brute force disagree");
+    assert_eq!(
+        sorted(moves.clone()),
+        sorted(brute_force_moves(p)),
+        "{p:?}: generator and brute force disagree"
+    );
     assert_eq!(p.count_legal_moves(), moves.len() as u64, "{p:?}: count_legal_moves");
     assert_eq!(p.has_legal_move(), !moves.is_empty(), "{p:?}: has_legal_move");
 
     let status = p.status();
     assert_eq!(status, expected_status(p, !moves.is_empty()), "{p:?}: status");
-    assert_eq!(status == Status::Ongoing, !moves.is_empty(), "{p:?}: a finished game has no moves, a live one has some");
-    assert_eq!(p.is_finished_at_start(), matches!(status, Status::Draw | Status::Won { reason: WinReason::BackRow, .. }), "{p:?}");
+    assert_eq!(
+        status == Status::Ongoing,
+        !moves.is_empty(),
+        "{p:?}: a finished game has no moves, a live one has some"
+    );
+    assert_eq!(
+        p.is_finished_at_start(),
+        matches!(status, Status::Draw | Status::Won { reason: WinReason::BackRow, .. }),
+        "{p:?}"
+    );
 
     // Texts: the position with its ply, read back under the same rule options.
     let text = p.to_string();
@@ -92,13 +112,22 @@ fn check_position(p: &Position) {
     let mover = p.side_to_move();
     let enemy = mover.opponent();
     let hash_of = |q: &Position| {
-        Position::from_parts(*q.rules(), q.pieces(Color::White), q.pieces(Color::Black), q.side_to_move(), q.ply())
-            .and_then(|fresh| fresh.with_stones(q.stones()))
-            .expect("a played position is a valid set-up")
-            .hash()
+        Position::from_parts(
+            *q.rules(),
+            q.pieces(Color::White),
+            q.pieces(Color::Black),
+            q.side_to_move(),
+            q.ply(),
+        )
+        .and_then(|fresh| fresh.with_stones(q.stones()))
+        .expect("a played position is a valid set-up")
+        .hash()
     };
     // Placements come first and only: while stones are missing nothing else is legal.
-    assert!(moves.iter().all(|mv| mv.is_placement() == p.in_placement()), "{p:?}: a placement out of phase or a move during placement");
+    assert!(
+        moves.iter().all(|mv| mv.is_placement() == p.in_placement()),
+        "{p:?}: a placement out of phase or a move during placement"
+    );
     for &mv in &moves {
         let effect = p.check(mv).expect("checked above");
         let next = p.play(mv).expect("legal");
@@ -106,7 +135,11 @@ fn check_position(p: &Position) {
         assert_eq!(next.hash(), hash_of(&next), "{p:?} {mv}: incremental hash");
         assert_eq!(next.side_to_move(), enemy);
         assert_eq!(next.ply(), p.ply() + 1);
-        assert_eq!(next.mirrored(), mirror.play(mirror_move(mv, width)).unwrap(), "{p:?} {mv}: play and mirror do not commute");
+        assert_eq!(
+            next.mirrored(),
+            mirror.play(mirror_move(mv, width)).unwrap(),
+            "{p:?} {mv}: play and mirror do not commute"
+        );
         if mv.is_placement() {
             // A stone lands on the named square; no piece moves.
             assert_eq!(next.stones(), p.stones() | Bitboard::from_square(mv.from), "{p:?} {mv}");
@@ -120,13 +153,28 @@ fn check_position(p: &Position) {
         assert!((next.occupied() & p.stones()).is_empty(), "{p:?} {mv}: a piece on a stone");
         // The mover keeps every piece; the enemy loses exactly the captured line.
         assert_eq!(next.pieces(mover).count(), p.pieces(mover).count(), "{p:?} {mv}");
-        assert_eq!(next.pieces(enemy).count() + effect.captured as u32, p.pieces(enemy).count(), "{p:?} {mv}");
-        assert!((next.pieces(enemy) & !p.pieces(enemy)).is_empty(), "{p:?} {mv}: enemy pieces appeared");
-        assert!((next.occupied() & !p.geometry().board).is_empty(), "{p:?} {mv}: a piece left the board");
-        assert!(next.pieces(mover).contains(mv.to()), "{p:?} {mv}: the tail is not where the notation says");
+        assert_eq!(
+            next.pieces(enemy).count() + effect.captured as u32,
+            p.pieces(enemy).count(),
+            "{p:?} {mv}"
+        );
+        assert!(
+            (next.pieces(enemy) & !p.pieces(enemy)).is_empty(),
+            "{p:?} {mv}: enemy pieces appeared"
+        );
+        assert!(
+            (next.occupied() & !p.geometry().board).is_empty(),
+            "{p:?} {mv}: a piece left the board"
+        );
+        assert!(
+            next.pieces(mover).contains(mv.to()),
+            "{p:?} {mv}: the tail is not where the notation says"
+        );
 
         let mirrored_move = mirror_move(mv, width);
-        let mirrored_next = mirror.play(mirrored_move).unwrap_or_else(|e| panic!("{p:?} {mv}: mirrored move illegal: {e}"));
+        let mirrored_next = mirror
+            .play(mirrored_move)
+            .unwrap_or_else(|e| panic!("{p:?} {mv}: mirrored move illegal: {e}"));
         assert_eq!(mirrored_next, next.mirrored(), "{p:?} {mv}: play and mirror do not commute");
         assert_eq!(mirrored_next.hash(), next.mirrored().hash());
 
@@ -138,10 +186,18 @@ fn check_position(p: &Position) {
         assert_eq!(p.parse_move(&plain), Ok(mv), "{p:?}: {plain}");
         let head = along(p, mv.from, mv.dir, effect.pieces - 1);
         let head_to = along(p, head, mv.dir, mv.distance);
-        for text in [format!("{},{head}-{head_to}", mv.from), format!("{},{head}{head_to}", mv.from), format!("{},{head}x{head_to}", mv.from)] {
+        for text in [
+            format!("{},{head}-{head_to}", mv.from),
+            format!("{},{head}{head_to}", mv.from),
+            format!("{},{head}x{head_to}", mv.from),
+        ] {
             assert_eq!(p.parse_move(&text), Ok(mv), "{p:?}: {text}");
             let syntax = MoveText::parse(&text, width, p.rules().height).expect("parses");
-            assert_eq!(MoveText::parse(&syntax.to_string(), width, p.rules().height), Ok(syntax), "{text}");
+            assert_eq!(
+                MoveText::parse(&syntax.to_string(), width, p.rules().height),
+                Ok(syntax),
+                "{text}"
+            );
         }
     }
 }
@@ -169,7 +225,11 @@ fn near_symmetric(rng: &mut StdRng, rules: Rules, reading: SymmetryRule) -> Opti
     let anchor = Square::new(rng.random_range(0..rules.width), 0);
     black.set(anchor);
     let mut white = image(black);
-    assert!(Position::from_parts(rules, white, black, Color::White, 0).unwrap().with_rules(Rules { symmetry: reading, ..rules }).unwrap().is_symmetric());
+    assert!(Position::from_parts(rules, white, black, Color::White, 0)
+        .unwrap()
+        .with_rules(Rules { symmetry: reading, ..rules })
+        .unwrap()
+        .is_symmetric());
     let side = if rng.random_bool(0.5) { Color::White } else { Color::Black };
     let (ours, entered, back) = match side {
         Color::Black => (&mut black, anchor, Dir::North),
@@ -197,7 +257,8 @@ fn random_playouts_keep_every_invariant() {
     for (i, &(width, height)) in SIZES.iter().enumerate().skip(1) {
         for (j, symmetry) in SymmetryRule::ALL.into_iter().enumerate() {
             let cap = if j % 2 == 0 { None } else { Some(30 + i as u16) };
-            let start = Position::start(Rules { ply_cap: cap, ..rules(width, height, symmetry) }).unwrap();
+            let start =
+                Position::start(Rules { ply_cap: cap, ..rules(width, height, symmetry) }).unwrap();
             for position in random_game(start, 100 + (i * 4 + j) as u64, 80) {
                 check_position(&position);
                 checked += 1;
@@ -214,7 +275,12 @@ fn stones_playouts_keep_every_invariant() {
     let mut checked = 0;
     for (i, &(width, height)) in SIZES.iter().enumerate().filter(|(_, (_, h))| *h >= 7) {
         for (j, symmetry) in SymmetryRule::ALL.into_iter().enumerate() {
-            let start = Position::start(Rules { stones: true, ply_cap: Some(60), ..rules(width, height, symmetry) }).unwrap();
+            let start = Position::start(Rules {
+                stones: true,
+                ply_cap: Some(60),
+                ..rules(width, height, symmetry)
+            })
+            .unwrap();
             assert_eq!(start.side_to_move(), Color::Black, "Black places first");
             for position in random_game(start, 500 + (i * 4 + j) as u64, 60) {
                 check_position(&position);
@@ -232,7 +298,10 @@ fn stones_scatters_keep_every_invariant() {
     for &(width, height) in SIZES.iter().filter(|(_, h)| *h >= 7) {
         for symmetry in SymmetryRule::ALL {
             for _ in 0..20 {
-                check_position(&random_position(&mut rng, Rules { stones: true, ..rules(width, height, symmetry) }));
+                check_position(&random_position(
+                    &mut rng,
+                    Rules { stones: true, ..rules(width, height, symmetry) },
+                ));
                 checked += 1;
             }
         }
@@ -265,14 +334,24 @@ fn near_symmetric_positions_keep_every_invariant() {
     for &(width, height) in &SIZES {
         for reading in [SymmetryRule::Mirror, SymmetryRule::Rotation] {
             for _ in 0..25 {
-                let Some(p) = near_symmetric(&mut rng, rules(width, height, reading), reading) else { continue };
+                let Some(p) = near_symmetric(&mut rng, rules(width, height, reading), reading)
+                else {
+                    continue;
+                };
                 for symmetry in SymmetryRule::ALL {
                     let p = p.with_rules(rules(width, height, symmetry)).unwrap();
                     check_position(&p);
                     // The generator must leave out exactly the moves the checker forbids.
                     let off = p.with_rules(rules(width, height, SymmetryRule::Off)).unwrap();
-                    let lost = brute_force_moves(&off).into_iter().filter(|mv| p.check(*mv) == Err(IllegalMove::Symmetry)).count();
-                    assert_eq!(off.count_legal_moves() - p.count_legal_moves(), lost as u64, "{p:?}");
+                    let lost = brute_force_moves(&off)
+                        .into_iter()
+                        .filter(|mv| p.check(*mv) == Err(IllegalMove::Symmetry))
+                        .count();
+                    assert_eq!(
+                        off.count_legal_moves() - p.count_legal_moves(),
+                        lost as u64,
+                        "{p:?}"
+                    );
                     forbidden += lost;
                 }
             }
@@ -287,7 +366,9 @@ fn records_of_random_games_round_trip() {
     let mut starts = vec![Position::standard()];
     for &(width, height) in &SIZES[1..] {
         let symmetry = SymmetryRule::ALL[rng.random_range(0..4)];
-        starts.push(Position::start(Rules { ply_cap: Some(60), ..rules(width, height, symmetry) }).unwrap());
+        starts.push(
+            Position::start(Rules { ply_cap: Some(60), ..rules(width, height, symmetry) }).unwrap(),
+        );
         // A scatter with Black to move at an odd ply: the record needs a Start tag and "...".
         // Far-row pieces are taken off, or most scatters would be won before the first move.
         let scatter = random_position(&mut rng, rules(width, height, symmetry));
@@ -297,13 +378,24 @@ fn records_of_random_games_round_trip() {
         starts.push(Position::from_parts(*scatter.rules(), white, black, Color::Black, 7).unwrap());
     }
     // The stones variant: Black's placement opens the record ("1. ... @f6 2. @g7 @h8 3. ...").
-    starts.push(Position::start(Rules { stones: true, ply_cap: Some(60), ..Rules::default() }).unwrap());
-    starts.push(Position::start(Rules { stones: true, ply_cap: Some(60), ..rules(8, 8, SymmetryRule::Off) }).unwrap());
+    starts.push(
+        Position::start(Rules { stones: true, ply_cap: Some(60), ..Rules::default() }).unwrap(),
+    );
+    starts.push(
+        Position::start(Rules {
+            stones: true,
+            ply_cap: Some(60),
+            ..rules(8, 8, SymmetryRule::Off)
+        })
+        .unwrap(),
+    );
     for (i, start) in starts.into_iter().enumerate() {
         for seed in 0..3 {
             let positions = random_game(start, 1000 + (i * 3 + seed) as u64, 150);
-            let moves: Vec<Move> = positions.windows(2).map(|w| move_between(&w[0], &w[1])).collect();
-            let mut record = GameRecord::new("white \"player\"", "black", start, moves).with_tag("Seed", seed);
+            let moves: Vec<Move> =
+                positions.windows(2).map(|w| move_between(&w[0], &w[1])).collect();
+            let mut record =
+                GameRecord::new("white \"player\"", "black", start, moves).with_tag("Seed", seed);
             if record.result == RecordResult::Unfinished && seed > 0 {
                 let loser = record.final_position().side_to_move();
                 record = record.resigned(loser);

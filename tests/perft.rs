@@ -34,15 +34,22 @@ fn cases() -> Vec<Case> {
         let (symmetry, stones) = match options.split_whitespace().collect::<Vec<_>>()[..] {
             [symmetry] => (symmetry, false),
             [symmetry, "stones"] => (symmetry, true),
-            _ => panic!("perft.txt line {line}: rule options {options:?} are not `<symmetry> [stones]`"),
+            _ => panic!(
+                "perft.txt line {line}: rule options {options:?} are not `<symmetry> [stones]`"
+            ),
         };
-        let symmetry = SymmetryRule::from_name(symmetry).unwrap_or_else(|| panic!("perft.txt line {line}: unknown symmetry rule {symmetry:?}"));
-        let position = Position::parse(position, Rules { symmetry, stones, ..Rules::default() }).unwrap_or_else(|e| panic!("perft.txt line {line}: {e}"));
+        let symmetry = SymmetryRule::from_name(symmetry)
+            .unwrap_or_else(|| panic!("perft.txt line {line}: unknown symmetry rule {symmetry:?}"));
+        let position = Position::parse(position, Rules { symmetry, stones, ..Rules::default() })
+            .unwrap_or_else(|e| panic!("perft.txt line {line}: {e}"));
         let counts = counts
             .split_whitespace()
             .map(|pair| {
-                let parsed = pair.split_once(':').and_then(|(d, c)| Some((d.parse().ok()?, c.parse().ok()?)));
-                parsed.unwrap_or_else(|| panic!("perft.txt line {line}: {pair:?} is not depth:count"))
+                let parsed = pair
+                    .split_once(':')
+                    .and_then(|(d, c)| Some((d.parse().ok()?, c.parse().ok()?)));
+                parsed
+                    .unwrap_or_else(|| panic!("perft.txt line {line}: {pair:?} is not depth:count"))
             })
             .collect();
         cases.push(Case { line, name: name.to_string(), position, counts });
@@ -56,7 +63,10 @@ fn brute_force_perft(position: &Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
         1 => moves.len() as u64,
-        _ => moves.iter().map(|mv| brute_force_perft(&position.play(*mv).expect("checked move"), depth - 1)).sum(),
+        _ => moves
+            .iter()
+            .map(|mv| brute_force_perft(&position.play(*mv).expect("checked move"), depth - 1))
+            .sum(),
     }
 }
 
@@ -66,13 +76,22 @@ fn data_file_is_well_formed() {
     assert!(cases.len() >= 20, "only {} cases", cases.len());
     assert!(cases.iter().any(|c| c.name == "start" && c.counts.contains(&(3, 1_787_292))));
     // The stones variant from its start (84 x 83 x 82 placements) and after its placements.
-    assert!(cases.iter().any(|c| c.name == "stones-start" && c.position == Position::start(stones(Rules::default())).unwrap() && c.counts.contains(&(3, 571_704))));
-    assert!(cases.iter().any(|c| c.name == "stones-placed" && c.position.stones().count() == 3 && c.counts.len() >= 3));
+    assert!(cases.iter().any(|c| c.name == "stones-start"
+        && c.position == Position::start(stones(Rules::default())).unwrap()
+        && c.counts.contains(&(3, 571_704))));
+    assert!(cases.iter().any(|c| c.name == "stones-placed"
+        && c.position.stones().count() == 3
+        && c.counts.len() >= 3));
     for case in &cases {
         assert!(!case.counts.is_empty(), "line {}: no counts", case.line);
         // Text round trip: the file's positions are what the test reads them as.
         let text = case.position.to_string();
-        assert_eq!(Position::parse(&text, *case.position.rules()).unwrap(), case.position, "line {}", case.line);
+        assert_eq!(
+            Position::parse(&text, *case.position.rules()).unwrap(),
+            case.position,
+            "line {}",
+            case.line
+        );
     }
 }
 
@@ -80,7 +99,13 @@ fn data_file_is_well_formed() {
 fn generator_matches_the_data_file() {
     for case in cases() {
         for &(depth, expected) in &case.counts {
-            assert_eq!(perft(&case.position, depth), expected, "{} (line {}) depth {depth}", case.name, case.line);
+            assert_eq!(
+                perft(&case.position, depth),
+                expected,
+                "{} (line {}) depth {depth}",
+                case.name,
+                case.line
+            );
         }
         // divide splits the deepest count by first move without losing any.
         let &(depth, expected) = case.counts.iter().max().expect("counts");
@@ -97,7 +122,13 @@ fn brute_force_matches_the_data_file() {
     for case in cases() {
         for &(depth, expected) in &case.counts {
             if depth <= 2 || expected <= BRUTE_FORCE_LEAVES {
-                assert_eq!(brute_force_perft(&case.position, depth), expected, "{} (line {}) depth {depth}", case.name, case.line);
+                assert_eq!(
+                    brute_force_perft(&case.position, depth),
+                    expected,
+                    "{} (line {}) depth {depth}",
+                    case.name,
+                    case.line
+                );
                 checked += 1;
             }
         }
@@ -116,7 +147,13 @@ fn brute_force_matches_the_stones_counts_to_depth_3() {
     let mut checked = 0;
     for case in cases().into_iter().filter(|c| c.position.rules().stones) {
         for &(depth, expected) in case.counts.iter().filter(|(d, _)| *d <= 3) {
-            assert_eq!(brute_force_perft(&case.position, depth), expected, "{} (line {}) depth {depth}", case.name, case.line);
+            assert_eq!(
+                brute_force_perft(&case.position, depth),
+                expected,
+                "{} (line {}) depth {depth}",
+                case.name,
+                case.line
+            );
             checked += 1;
         }
     }
@@ -130,7 +167,9 @@ fn stones_start_reaches_the_data_file_positions() {
     let mut position = Position::start(stones(Rules::default())).unwrap();
     let by_name = |name: &str| cases().into_iter().find(|c| c.name == name).unwrap().position;
     assert_eq!(position, by_name("stones-start"));
-    for (text, expected) in [("@g9", Some("stones-after-g9")), ("@i4", None), ("@d4", Some("stones-placed"))] {
+    for (text, expected) in
+        [("@g9", Some("stones-after-g9")), ("@i4", None), ("@d4", Some("stones-placed"))]
+    {
         position = position.play(position.parse_move(text).unwrap()).unwrap();
         if let Some(name) = expected {
             assert_eq!(position, by_name(name), "after {text}");

@@ -4,11 +4,11 @@
 
 mod common;
 
+use epaminondas::game::move_facts;
 use epaminondas::game::{Color, Position, Rules, Status};
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::alphabeta::{AlphaBetaPlayer, Options, Quiescence};
 use epaminondas::players::greedy::GreedyPlayer;
-use epaminondas::game::move_facts;
 use epaminondas::players::heuristic::{evaluate, Weights};
 use epaminondas::players::rollout::RolloutPlayer;
 use epaminondas::players::{alphabeta, Decision, Limit, Player, PlayerSpec, RandomPlayer};
@@ -45,11 +45,19 @@ fn pos(text: &str) -> Position {
 /// from the other side, so a sign error for one colour shows.
 fn flipped(text: &str) -> String {
     let (board, rest) = text.split_once(' ').expect("a side to move");
-    let rows: Vec<String> = board.split('/').rev().map(|row| row.chars().map(|c| match c {
-        'w' => 'b',
-        'b' => 'w',
-        other => other,
-    }).collect()).collect();
+    let rows: Vec<String> = board
+        .split('/')
+        .rev()
+        .map(|row| {
+            row.chars()
+                .map(|c| match c {
+                    'w' => 'b',
+                    'b' => 'w',
+                    other => other,
+                })
+                .collect()
+        })
+        .collect();
     let rest = match rest.split_once(' ') {
         Some((side, ply)) => format!("{} {ply}", if side == "w" { "b" } else { "w" }),
         None => (if rest == "w" { "b" } else { "w" }).to_string(),
@@ -71,7 +79,11 @@ fn assert_sound(position: &Position, decision: &Decision) {
     assert_eq!(decision.principal_variation.first(), Some(&decision.mv), "{position}");
     let mut line = *position;
     for &mv in &decision.principal_variation {
-        assert!(line.is_legal(mv), "{position}: the line {:?} breaks at {mv}", decision.principal_variation);
+        assert!(
+            line.is_legal(mv),
+            "{position}: the line {:?} breaks at {mv}",
+            decision.principal_variation
+        );
         line = line.play_unchecked(mv);
     }
     if let Some(value) = decision.value {
@@ -85,7 +97,10 @@ fn greedy_and_alphabeta_take_a_win_in_one() {
         for p in both_colours(text) {
             let moves = p.legal_moves();
             let winning = moves.iter().filter(|mv| forces_win(&p, **mv, 1)).count();
-            assert!(winning > 0 && winning < moves.len(), "{p}: the position must offer both kinds of move");
+            assert!(
+                winning > 0 && winning < moves.len(),
+                "{p}: the position must offer both kinds of move"
+            );
             for seed in 0..3 {
                 let greedy = GreedyPlayer::new(seed).choose(&p, Limit::default());
                 assert!(forces_win(&p, greedy.mv, 1), "{p}: greedy chose {}", greedy.mv);
@@ -105,10 +120,17 @@ fn alphabeta_avoids_handing_over_a_win() {
     for p in both_colours(HANDS_OVER) {
         let moves = p.legal_moves();
         let losing = moves.iter().filter(|mv| hands_over_win(&p, **mv)).count();
-        assert!(losing > 0 && losing < moves.len(), "{p}: the position must offer both kinds of move");
+        assert!(
+            losing > 0 && losing < moves.len(),
+            "{p}: the position must offer both kinds of move"
+        );
         for d in 2..=4 {
             let decision = AlphaBetaPlayer::new(depth(d), 1).choose(&p, Limit::default());
-            assert!(!hands_over_win(&p, decision.mv), "{p}: depth {d} chose {}, which lets the opponent win", decision.mv);
+            assert!(
+                !hands_over_win(&p, decision.mv),
+                "{p}: depth {d} chose {}, which lets the opponent win",
+                decision.mv
+            );
             assert!(decision.value.unwrap() > -1.0, "{p}: depth {d} thinks it is lost");
         }
     }
@@ -123,7 +145,11 @@ fn alphabeta_sees_a_capture_then_win_that_greedy_misses() {
         assert!(!forces_win(&p, greedy.mv, 2), "{p}: greedy's {} should not win", greedy.mv);
         for d in 2..=4 {
             let decision = AlphaBetaPlayer::new(depth(d), 1).choose(&p, Limit::default());
-            assert!(move_facts(&p, decision.mv).captured > 0, "{p}: depth {d} chose {}", decision.mv);
+            assert!(
+                move_facts(&p, decision.mv).captured > 0,
+                "{p}: depth {d} chose {}",
+                decision.mv
+            );
             assert!(forces_win(&p, decision.mv, 2), "{p}: depth {d}: {} does not win", decision.mv);
             assert_eq!(decision.value, Some(1.0), "{p}: depth {d}");
             assert_sound(&p, &decision);
@@ -150,13 +176,27 @@ fn alphabeta_scores_the_ply_cap_as_a_draw() {
 /// value of the searched tree.
 #[test]
 fn transposition_table_does_not_change_scores() {
-    let plain = Options { reductions: false, aspiration: false, null_move: false, ..Options::DEFAULT };
+    let plain =
+        Options { reductions: false, aspiration: false, null_move: false, ..Options::DEFAULT };
     let mut positions = vec![Position::standard(), pos(CAPTURE_THEN_WIN), pos(HANDS_OVER)];
-    positions.extend(common::random_game(Position::standard(), 3, 40).into_iter().skip(10).step_by(10).filter(|p| p.status() == Status::Ongoing));
+    positions.extend(
+        common::random_game(Position::standard(), 3, 40)
+            .into_iter()
+            .skip(10)
+            .step_by(10)
+            .filter(|p| p.status() == Status::Ongoing),
+    );
     let mut reused = AlphaBetaPlayer::with_settings(depth(3), 1, Weights::DEFAULT, plain);
     for p in &positions {
-        let without = AlphaBetaPlayer::with_settings(depth(3), 1, Weights::DEFAULT, Options { table: false, ..plain }).choose(p, Limit::default());
-        let fresh = AlphaBetaPlayer::with_settings(depth(3), 1, Weights::DEFAULT, plain).choose(p, Limit::default());
+        let without = AlphaBetaPlayer::with_settings(
+            depth(3),
+            1,
+            Weights::DEFAULT,
+            Options { table: false, ..plain },
+        )
+        .choose(p, Limit::default());
+        let fresh = AlphaBetaPlayer::with_settings(depth(3), 1, Weights::DEFAULT, plain)
+            .choose(p, Limit::default());
         let first = reused.choose(p, Limit::default());
         let again = reused.choose(p, Limit::default());
         assert_eq!(without.value, fresh.value, "{p}: no table vs a fresh one");
@@ -169,7 +209,8 @@ fn transposition_table_does_not_change_scores() {
 fn rollout_takes_a_win_in_one() {
     for text in [WIN_IN_ONE, LAST_PIECE] {
         for p in both_colours(text) {
-            let mut rollout = RolloutPlayer::new(Limit { nodes: Some(1000), ..Limit::default() }, None, 3);
+            let mut rollout =
+                RolloutPlayer::new(Limit { nodes: Some(1000), ..Limit::default() }, None, 3);
             let decision = rollout.choose(&p, Limit::default());
             assert!(forces_win(&p, decision.mv, 1), "{p}: rollout chose {}", decision.mv);
             assert_eq!(decision.value, Some(1.0), "{p}: the win is proven");
@@ -181,8 +222,13 @@ fn rollout_takes_a_win_in_one() {
 #[test]
 fn rollout_avoids_handing_over_a_win() {
     for p in both_colours(HANDS_OVER) {
-        let decision = RolloutPlayer::new(Limit { nodes: Some(3000), ..Limit::default() }, None, 5).choose(&p, Limit::default());
-        assert!(!hands_over_win(&p, decision.mv), "{p}: rollout chose {}, which lets the opponent win", decision.mv);
+        let decision = RolloutPlayer::new(Limit { nodes: Some(3000), ..Limit::default() }, None, 5)
+            .choose(&p, Limit::default());
+        assert!(
+            !hands_over_win(&p, decision.mv),
+            "{p}: rollout chose {}, which lets the opponent win",
+            decision.mv
+        );
     }
 }
 
@@ -199,7 +245,11 @@ fn every_player_plays_legal_moves() {
     for (width, height) in [(14, 12), (8, 8)] {
         let rules = Rules { width, height, stones: true, ..Rules::default() };
         positions.extend((0..6).map(|_| common::random_position(&mut rng, rules)));
-        positions.extend(common::random_game(Position::start(rules).unwrap(), 70 + width as u64, 40));
+        positions.extend(common::random_game(
+            Position::start(rules).unwrap(),
+            70 + width as u64,
+            40,
+        ));
     }
     positions.retain(|p| p.status() == Status::Ongoing);
     assert!(positions.len() > 100);
@@ -222,7 +272,10 @@ fn every_player_plays_legal_moves() {
 fn limits_are_respected() {
     let midgame = pos(MIDGAME);
     let timed = Limit { time: Some(Duration::from_millis(200)), ..Limit::default() };
-    let searchers: [Box<dyn Player>; 2] = [Box::new(AlphaBetaPlayer::new(depth(64), 1)), Box::new(RolloutPlayer::new(timed, None, 1))];
+    let searchers: [Box<dyn Player>; 2] = [
+        Box::new(AlphaBetaPlayer::new(depth(64), 1)),
+        Box::new(RolloutPlayer::new(timed, None, 1)),
+    ];
     for mut player in searchers {
         let started = Instant::now();
         let decision = player.choose(&midgame, timed);
@@ -233,17 +286,29 @@ fn limits_are_respected() {
     // A net player on a clock reads it after every network call (8 leaves): 10 ms is a few
     // calls of the medium agent, not a chunk of simulations. (Counted, not timed: the first
     // passes of a network are slow, so it is warmed up on another position first.)
-    let agent = concat!(env!("CARGO_MANIFEST_DIR"), "/models/anchored-values-6x64-step1600.safetensors");
-    let mut net = format!("net:{agent}:precision=f32").parse::<PlayerSpec>().unwrap().build(DeviceChoice::Cpu, 1).unwrap();
+    let agent =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/models/anchored-values-6x64-step1600.safetensors");
+    let mut net = format!("net:{agent}:precision=f32")
+        .parse::<PlayerSpec>()
+        .unwrap()
+        .build(DeviceChoice::Cpu, 1)
+        .unwrap();
     let brief = Limit { time: Some(Duration::from_millis(10)), ..Limit::default() };
     net.choose(&Position::standard(), brief);
     let decision = net.choose(&midgame, brief);
     assert!(decision.nodes < 40, "10 ms took {} simulations", decision.nodes);
     assert_sound(&midgame, &decision);
     // A node limit stops alpha-beta after the first iteration and rollout exactly.
-    let decision = AlphaBetaPlayer::new(depth(64), 1).choose(&Position::standard(), Limit { nodes: Some(5_000), ..Limit::default() });
-    assert!(decision.nodes <= 5_000 && decision.depth >= Some(2), "{} nodes, depth {:?}", decision.nodes, decision.depth);
-    let decision = RolloutPlayer::new(timed, None, 1).choose(&midgame, Limit { nodes: Some(300), ..Limit::default() });
+    let decision = AlphaBetaPlayer::new(depth(64), 1)
+        .choose(&Position::standard(), Limit { nodes: Some(5_000), ..Limit::default() });
+    assert!(
+        decision.nodes <= 5_000 && decision.depth >= Some(2),
+        "{} nodes, depth {:?}",
+        decision.nodes,
+        decision.depth
+    );
+    let decision = RolloutPlayer::new(timed, None, 1)
+        .choose(&midgame, Limit { nodes: Some(300), ..Limit::default() });
     assert_eq!(decision.nodes, 300);
     // A depth limit is reached exactly.
     let decision = AlphaBetaPlayer::new(depth(3), 1).choose(&midgame, Limit::default());
@@ -261,7 +326,9 @@ fn play_game(white: &mut dyn Player, black: &mut dyn Player, rules: Rules) -> Op
         }
         let mover: &mut dyn Player = if p.side_to_move() == Color::White { white } else { black };
         let decision = mover.choose(&p, Limit::default());
-        p = p.play(decision.mv).unwrap_or_else(|e| panic!("{p}: {} chose {}: {e}", mover.name(), decision.mv));
+        p = p
+            .play(decision.mv)
+            .unwrap_or_else(|e| panic!("{p}: {} chose {}: {e}", mover.name(), decision.mv));
     }
 }
 
@@ -301,4 +368,3 @@ fn quiescence_settles_a_pending_capture() {
     let start = Position::start(Rules::default()).unwrap();
     assert_eq!(Quiescence::new(2).score(&start), (evaluate(&start), 1));
 }
-

@@ -62,8 +62,15 @@ fn record_positions_carry_their_games_results_and_no_policy() {
     let positions = won.positions();
     assert_eq!(samples[0].position, positions[0]);
     assert_eq!(samples[1].position, positions[1]);
-    assert_eq!((samples[0].outcome, samples[1].outcome), (1, -1), "White to move won, Black to move lost");
-    assert_eq!((capped.termination, capped.moves.len()), (epaminondas::game::Termination::PlyCap, 40));
+    assert_eq!(
+        (samples[0].outcome, samples[1].outcome),
+        (1, -1),
+        "White to move won, Black to move lost"
+    );
+    assert_eq!(
+        (capped.termination, capped.moves.len()),
+        (epaminondas::game::Termination::PlyCap, 40)
+    );
     assert_eq!(samples.len(), 2 + 40);
     let capped_outcome = |side: Color| epaminondas::replay::outcome_for(capped.result, side);
     for sample in &samples[2..] {
@@ -76,18 +83,29 @@ fn record_positions_carry_their_games_results_and_no_policy() {
 fn records_that_cannot_be_trained_on_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.txt");
-    let error = samples_from_records(std::slice::from_ref(&missing), &Rules::default()).unwrap_err();
-    assert!(matches!(error, ReplayError::Io { .. }) && error.to_string().contains("missing.txt"), "{error}");
+    let error =
+        samples_from_records(std::slice::from_ref(&missing), &Rules::default()).unwrap_err();
+    assert!(
+        matches!(error, ReplayError::Io { .. }) && error.to_string().contains("missing.txt"),
+        "{error}"
+    );
 
     let garbled = dir.path().join("garbled.txt");
     std::fs::write(&garbled, "[White \"a\"]\n[Black \"b\"]\n\n1. z99-z98 1-0\n").unwrap();
-    let error = samples_from_records(std::slice::from_ref(&garbled), &Rules::default()).unwrap_err();
-    assert!(matches!(error, ReplayError::Records { .. }) && error.to_string().contains("garbled.txt"), "{error}");
+    let error =
+        samples_from_records(std::slice::from_ref(&garbled), &Rules::default()).unwrap_err();
+    assert!(
+        matches!(error, ReplayError::Records { .. }) && error.to_string().contains("garbled.txt"),
+        "{error}"
+    );
 
     let empty = dir.path().join("empty.txt");
     std::fs::write(&empty, "").unwrap();
     let error = samples_from_records(std::slice::from_ref(&empty), &Rules::default()).unwrap_err();
-    assert!(matches!(error, ReplayError::NoGames { .. }) && error.to_string().contains("empty.txt"), "{error}");
+    assert!(
+        matches!(error, ReplayError::NoGames { .. }) && error.to_string().contains("empty.txt"),
+        "{error}"
+    );
 
     // Games of another board are not this run's game; the second game in the file is named.
     let small = dir.path().join("small.txt");
@@ -95,7 +113,10 @@ fn records_that_cannot_be_trained_on_are_named() {
     write_records(&small, &[white_wins_at_once(), random_game(rules, 1)]);
     let error = samples_from_records(std::slice::from_ref(&small), &Rules::default()).unwrap_err();
     assert!(matches!(error, ReplayError::OtherGame { game: 2, .. }), "{error}");
-    assert!(error.to_string().contains("small.txt") && error.to_string().contains("8x8"), "{error}");
+    assert!(
+        error.to_string().contains("small.txt") && error.to_string().contains("8x8"),
+        "{error}"
+    );
 }
 
 /// Samples with a policy target from the start position onwards (the first legal move) and a
@@ -116,50 +137,89 @@ fn self_play_samples(count: usize, outcome: i8) -> Vec<Sample> {
 fn every_batch_holds_the_records_share() {
     let mut buffer = ReplayBuffer::default();
     buffer.push(1, self_play_samples(40, 1));
-    let plain: Vec<Position> = buffer.draw_batch(40, 16, &mut StdRng::seed_from_u64(4)).iter().map(|s| s.position).collect();
+    let plain: Vec<Position> = buffer
+        .draw_batch(40, 16, &mut StdRng::seed_from_u64(4))
+        .iter()
+        .map(|s| s.position)
+        .collect();
     // Without records a batch is the window's draws one by one, as before records existed.
     let mut rng = StdRng::seed_from_u64(4);
     let one_by_one: Vec<Position> = (0..16).map(|_| buffer.sample(40, &mut rng).position).collect();
     assert_eq!(plain, one_by_one);
 
-    let records = self_play_samples(10, -1).into_iter().map(|s| Sample { policy: Vec::new(), ..s }).collect::<Vec<_>>();
+    let records = self_play_samples(10, -1)
+        .into_iter()
+        .map(|s| Sample { policy: Vec::new(), ..s })
+        .collect::<Vec<_>>();
     buffer.hold_records(records, 0.25);
     assert_eq!(buffer.len(), 40, "records are not in the window");
     let mut rng = StdRng::seed_from_u64(5);
     for _ in 0..20 {
         let batch = buffer.draw_batch(40, 16, &mut rng);
         assert_eq!(batch.len(), 16);
-        assert_eq!(batch.iter().filter(|s| s.policy.is_empty()).count(), 4, "a quarter of 16 from the records");
+        assert_eq!(
+            batch.iter().filter(|s| s.policy.is_empty()).count(),
+            4,
+            "a quarter of 16 from the records"
+        );
     }
     // The share is rounded: 0.25 of 10 is 2.5, drawn as 3 (rounded half away from zero).
-    assert_eq!(buffer.draw_batch(40, 10, &mut rng).iter().filter(|s| s.policy.is_empty()).count(), 3);
+    assert_eq!(
+        buffer.draw_batch(40, 10, &mut rng).iter().filter(|s| s.policy.is_empty()).count(),
+        3
+    );
 }
 
 #[test]
 fn samples_without_a_policy_target_add_nothing_to_the_policy_loss() {
-    let network = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(3)).unwrap();
+    let network =
+        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(3)).unwrap();
     let with_policy = self_play_samples(6, 1);
-    let without: Vec<Sample> = self_play_samples(12, -1).into_iter().skip(6).map(|s| Sample { policy: Vec::new(), ..s }).collect();
+    let without: Vec<Sample> = self_play_samples(12, -1)
+        .into_iter()
+        .skip(6)
+        .map(|s| Sample { policy: Vec::new(), ..s })
+        .collect();
     let inputs = network.config.inputs();
     let weights = LossWeights { value: 1.0 };
-    let batch_of = |samples: &[&Sample]| train::make_batch(samples, &vec![false; samples.len()], inputs, 0.0, tch::Device::Cpu);
+    let batch_of = |samples: &[&Sample]| {
+        train::make_batch(samples, &vec![false; samples.len()], inputs, 0.0, tch::Device::Cpu)
+    };
     let alone: Vec<&Sample> = with_policy.iter().collect();
     let mixed: Vec<&Sample> = with_policy.iter().chain(&without).collect();
     let records: Vec<&Sample> = without.iter().collect();
-    let losses_of = |samples: &[&Sample]| tch::no_grad(|| train::losses(&network, &batch_of(samples), weights, false));
+    let losses_of = |samples: &[&Sample]| {
+        tch::no_grad(|| train::losses(&network, &batch_of(samples), weights, false))
+    };
     let (alone, records, mixed) = (losses_of(&alone), losses_of(&records), losses_of(&mixed));
-    assert!((alone.policy - mixed.policy).abs() < 1e-5, "policy loss {} alone, {} with the records", alone.policy, mixed.policy);
-    assert!(alone.policy > 1.0, "an untrained network is far from a one-hot target: {}", alone.policy);
+    assert!(
+        (alone.policy - mixed.policy).abs() < 1e-5,
+        "policy loss {} alone, {} with the records",
+        alone.policy,
+        mixed.policy
+    );
+    assert!(
+        alone.policy > 1.0,
+        "an untrained network is far from a one-hot target: {}",
+        alone.policy
+    );
     assert_eq!(records.policy, 0.0, "a batch of records alone has no policy loss");
     // The value loss is the mean over all of them, records included.
-    assert!((mixed.value - (alone.value + records.value) / 2.0).abs() < 1e-5, "value loss {} and {} alone, {} mixed", alone.value, records.value, mixed.value);
+    assert!(
+        (mixed.value - (alone.value + records.value) / 2.0).abs() < 1e-5,
+        "value loss {} and {} alone, {} mixed",
+        alone.value,
+        records.value,
+        mixed.value
+    );
 }
 
 /// Trained with records whose results contradict self-play's, the value learns the records'
 /// positions as they say, while the policy learns from self-play.
 #[test]
 fn training_learns_the_records_values() {
-    let network = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(11)).unwrap();
+    let network =
+        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(11)).unwrap();
     let mut buffer = ReplayBuffer::default();
     buffer.push(1, self_play_samples(32, 1));
     // Positions of another line of play, each lost for the side to move.
@@ -175,10 +235,20 @@ fn training_learns_the_records_values() {
     training.batch_size = 32;
     training.mirror_augmentation = false;
     let (first, last) = common::train_first_and_last(&network, &buffer, &training);
-    assert!(last.policy_loss < first.policy_loss * 0.5, "policy loss {} -> {}", first.policy_loss, last.policy_loss);
+    assert!(
+        last.policy_loss < first.policy_loss * 0.5,
+        "policy loss {} -> {}",
+        first.policy_loss,
+        last.policy_loss
+    );
     let on_records = train::held_out_losses(&network, &records, 0.0).unwrap();
     let on_self_play = train::held_out_losses(&network, &self_play_samples(32, 1), 0.0).unwrap();
-    assert!(on_records.value < 0.2 && on_self_play.value < 0.2, "value loss {} on the records, {} on self-play", on_records.value, on_self_play.value);
+    assert!(
+        on_records.value < 0.2 && on_self_play.value < 0.2,
+        "value loss {} on the records, {} on self-play",
+        on_records.value,
+        on_self_play.value
+    );
 }
 
 #[test]
@@ -197,7 +267,10 @@ fn a_run_trains_on_records_beside_its_self_play() {
     assert!(said.contains(&format!("holding {held} positions of 1 record files")), "{said}");
     // The run's stored config keeps them, so a resume holds them too.
     let stored = Config::load(&run_dir.join("config.toml")).unwrap();
-    assert_eq!((stored.replay.records.clone(), stored.replay.records_share), (vec![games.clone()], 0.25));
+    assert_eq!(
+        (stored.replay.records.clone(), stored.replay.records_share),
+        (vec![games.clone()], 0.25)
+    );
     Run::open(&run_dir, None).unwrap().train(Some(2), &Silent).unwrap();
 
     // The same run without them trains other weights from the same games: the records were
@@ -206,7 +279,10 @@ fn a_run_trains_on_records_beside_its_self_play() {
     Run::open(&plain_dir, Some(smoke())).unwrap().train(Some(1), &Silent).unwrap();
     // (By tensor: the files' bytes differ even for the same weights.)
     let weights = |dir: &Path| common::tensors(&epaminondas::coach::checkpoint_path(dir, 1));
-    assert_eq!(std::fs::read(run_dir.join("games/gen-000001.txt")).unwrap(), std::fs::read(plain_dir.join("games/gen-000001.txt")).unwrap());
+    assert_eq!(
+        std::fs::read(run_dir.join("games/gen-000001.txt")).unwrap(),
+        std::fs::read(plain_dir.join("games/gen-000001.txt")).unwrap()
+    );
     assert_ne!(weights(&run_dir), weights(&plain_dir));
 
     // A records file gone by the next invocation is named, and the run is left as it was.
@@ -219,10 +295,15 @@ fn a_run_trains_on_records_beside_its_self_play() {
 
 #[test]
 fn record_settings_that_cannot_work_are_refused() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")).unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
+        .unwrap();
     let with = |settings: &str| text.replace("[replay]", &format!("[replay]\n{settings}"));
-    let parsed = Config::parse(&with("records = [\"a.txt\"]\nrecords_share = 0.3"), "x.toml").unwrap();
-    assert_eq!((parsed.replay.records, parsed.replay.records_share), (vec![PathBuf::from("a.txt")], 0.3));
+    let parsed =
+        Config::parse(&with("records = [\"a.txt\"]\nrecords_share = 0.3"), "x.toml").unwrap();
+    assert_eq!(
+        (parsed.replay.records, parsed.replay.records_share),
+        (vec![PathBuf::from("a.txt")], 0.3)
+    );
     for (settings, named) in [
         ("records = [\"a.txt\"]\nrecords_share = 1.0", "records_share"),
         ("records = [\"a.txt\"]\nrecords_share = -0.1", "records_share"),

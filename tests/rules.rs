@@ -12,7 +12,10 @@ fn pos(text: &str) -> Position {
 #[test]
 fn start_position_text_and_counts() {
     let start = Position::standard();
-    assert_eq!(start.to_string(), "bbbbbbbbbbbbbb/bbbbbbbbbbbbbb/14/14/14/14/14/14/14/14/wwwwwwwwwwwwww/wwwwwwwwwwwwww w");
+    assert_eq!(
+        start.to_string(),
+        "bbbbbbbbbbbbbb/bbbbbbbbbbbbbb/14/14/14/14/14/14/14/14/wwwwwwwwwwwwww/wwwwwwwwwwwwww w"
+    );
     assert_eq!(start.pieces(Color::White).count(), 28);
     assert_eq!(start.pieces(Color::Black).count(), 28);
     assert_eq!(start.legal_moves().len(), 114);
@@ -72,7 +75,16 @@ fn black_phalanx_of_four_captures_three() {
     // With four white pieces in the line the same move is illegal.
     let p4 = pos("7b6/7b6/7b6/7b6/14/14/7w6/7w6/7w6/7w6/14/w13 b");
     let err = p4.parse_move("h12xh9").unwrap_err();
-    assert!(matches!(err, MoveError::Illegal { reason: IllegalMove::EnemyLineTooLong { enemy: 4, pieces: 4, .. }, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            MoveError::Illegal {
+                reason: IllegalMove::EnemyLineTooLong { enemy: 4, pieces: 4, .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -87,20 +99,41 @@ fn illegal_moves_say_why() {
     // a1-a2 is a line of two going north; distance 3 is too far.
     assert_eq!(why("a1-a4"), IllegalMove::TooFar { pieces: 2, distance: 3 });
     // a1-b1 eastward meets the black pair c1-d1: two do not outnumber two.
-    assert_eq!(why("a1-b1"), IllegalMove::EnemyLineTooLong { square: sq("c1"), enemy: 2, pieces: 2 });
+    assert_eq!(
+        why("a1-b1"),
+        IllegalMove::EnemyLineTooLong { square: sq("c1"), enemy: 2, pieces: 2 }
+    );
     // d2,e2,f2 moving west from the tail f2: the head d2 crosses c2 and takes b2 (one piece; a2 is
     // white, so the black line westward is just b2).
-    assert_eq!(p.check(p.parse_move("f2xd2").unwrap()).unwrap(), MoveEffect { pieces: 3, captured: 1 });
+    assert_eq!(
+        p.check(p.parse_move("f2xd2").unwrap()).unwrap(),
+        MoveEffect { pieces: 3, captured: 1 }
+    );
     // A single piece cannot capture.
     let single = pos("14/14/14/14/14/14/14/14/14/14/wb12/14 w");
-    assert!(matches!(single.parse_move("a2-b2"), Err(MoveError::Illegal { reason: IllegalMove::EnemyLineTooLong { enemy: 1, pieces: 1, .. }, .. })));
+    assert!(matches!(
+        single.parse_move("a2-b2"),
+        Err(MoveError::Illegal {
+            reason: IllegalMove::EnemyLineTooLong { enemy: 1, pieces: 1, .. },
+            ..
+        })
+    ));
     // A phalanx cannot pass an enemy piece even when it could capture one further on.
     let pass = pos("14/14/14/14/14/14/14/14/14/14/www1b9/14 w");
-    assert_eq!(pass.check(Move::new(sq("a2"), Dir::East, 2)), Ok(MoveEffect { pieces: 3, captured: 1 }));
+    assert_eq!(
+        pass.check(Move::new(sq("a2"), Dir::East, 2)),
+        Ok(MoveEffect { pieces: 3, captured: 1 })
+    );
     let blocked = pos("14/14/14/14/14/14/14/14/14/14/www1b1b7/14 w");
-    assert_eq!(blocked.check(Move::new(sq("a2"), Dir::East, 2)), Ok(MoveEffect { pieces: 3, captured: 1 }));
+    assert_eq!(
+        blocked.check(Move::new(sq("a2"), Dir::East, 2)),
+        Ok(MoveEffect { pieces: 3, captured: 1 })
+    );
     let behind = pos("14/14/14/14/14/14/14/14/14/14/wwwb1b8/14 w");
-    assert_eq!(behind.check(Move::new(sq("a2"), Dir::East, 3)), Err(IllegalMove::BlockedByEnemy { square: sq("d2") }));
+    assert_eq!(
+        behind.check(Move::new(sq("a2"), Dir::East, 3)),
+        Err(IllegalMove::BlockedByEnemy { square: sq("d2") })
+    );
     // Off the board, and not a line.
     assert_eq!(p.check(Move::new(sq("a1"), Dir::West, 1)), Err(IllegalMove::RunsOffBoard));
     assert!(matches!(p.parse_move("a1-b3"), Err(MoveError::NotALine { .. })));
@@ -116,7 +149,10 @@ fn split_phalanx_moves_its_own_length() {
     for d in 1..=3 {
         assert!(p.is_legal(Move::new(sq("b1"), Dir::East, d)));
     }
-    assert_eq!(p.check(Move::new(sq("b1"), Dir::East, 4)), Err(IllegalMove::TooFar { pieces: 3, distance: 4 }));
+    assert_eq!(
+        p.check(Move::new(sq("b1"), Dir::East, 4)),
+        Err(IllegalMove::TooFar { pieces: 3, distance: 4 })
+    );
     let after = p.play(Move::new(sq("c1"), Dir::East, 2)).unwrap();
     assert_eq!(after.to_string(), "14/14/14/14/14/14/14/14/14/14/14/ww2ww8 b 1");
 }
@@ -207,7 +243,11 @@ fn other_board_sizes() {
     assert_eq!(p.to_string().parse::<Position>().unwrap(), p);
     for (w, h) in [(5, 5), (16, 16), (16, 5), (5, 16)] {
         let p = Position::start(Rules { width: w, height: h, ..Rules::default() }).unwrap();
-        assert_eq!(common::sorted(p.legal_moves()), common::sorted(common::brute_force_moves(&p)), "{w}x{h}");
+        assert_eq!(
+            common::sorted(p.legal_moves()),
+            common::sorted(common::brute_force_moves(&p)),
+            "{w}x{h}"
+        );
     }
     assert!(Position::start(Rules { width: 4, height: 8, ..Rules::default() }).is_err());
     assert!(Position::start(Rules { width: 17, height: 8, ..Rules::default() }).is_err());
@@ -235,7 +275,8 @@ fn records_round_trip_and_replay() {
         moves.push(mv);
         p = p.play_unchecked(mv);
     }
-    let record = GameRecord::new("human", "random", Position::standard(), moves.clone()).with_tag("Event", "test");
+    let record = GameRecord::new("human", "random", Position::standard(), moves.clone())
+        .with_tag("Event", "test");
     let text = record.to_string();
     assert!(text.contains("1. f1-g2 e12-g10 2. h1-h4 *"), "{text}");
     let back = GameRecord::parse(&text).unwrap();
@@ -245,8 +286,14 @@ fn records_round_trip_and_replay() {
     let both = GameRecord::parse_all(&format!("{text}\n{text}")).unwrap();
     assert_eq!(both.len(), 2);
     // A wrong result is caught by the replay.
-    let lying = text.replace("[Result \"*\"]", "[Result \"1-0\"]").replace(" *", " 1-0").replace("unfinished", "back-row");
-    assert!(matches!(GameRecord::parse(&lying), Err(RecordError::ResultMismatch { .. })), "{lying}");
+    let lying = text
+        .replace("[Result \"*\"]", "[Result \"1-0\"]")
+        .replace(" *", " 1-0")
+        .replace("unfinished", "back-row");
+    assert!(
+        matches!(GameRecord::parse(&lying), Err(RecordError::ResultMismatch { .. })),
+        "{lying}"
+    );
     // An illegal move names its number.
     let bad = text.replace("h1-h4", "h1-h5");
     assert!(matches!(GameRecord::parse(&bad), Err(RecordError::Move { number: 3, .. })));
@@ -257,9 +304,18 @@ fn malformed_position_texts_name_the_problem() {
     use epaminondas::game::ParsePositionError as E;
     let err = |text: &str| Position::parse(text, Rules::default()).unwrap_err();
     // Every character before a bad one is ASCII, so the column is the one a person counts.
-    assert_eq!(err("14/2é11/14/14/14/14/14/14/14/14/14/14 w"), E::BadCharacter { row: 2, column: 2, found: 'é' });
-    assert_eq!(err("14/éé12/14/14/14/14/14/14/14/14/14/14 w").to_string(), "row 2 (counting from the top), character 1: unexpected 'é'; expected w, b, s or a digit");
-    assert_eq!(err("14/13/14/14/14/14/14/14/14/14/14/14 w"), E::RaggedRow { row: 2, width: 13, expected: 14 });
+    assert_eq!(
+        err("14/2é11/14/14/14/14/14/14/14/14/14/14 w"),
+        E::BadCharacter { row: 2, column: 2, found: 'é' }
+    );
+    assert_eq!(
+        err("14/éé12/14/14/14/14/14/14/14/14/14/14 w").to_string(),
+        "row 2 (counting from the top), character 1: unexpected 'é'; expected w, b, s or a digit"
+    );
+    assert_eq!(
+        err("14/13/14/14/14/14/14/14/14/14/14/14 w"),
+        E::RaggedRow { row: 2, width: 13, expected: 14 }
+    );
     assert_eq!(err("14/14 w"), E::Size { width: 14, height: 2 });
     assert_eq!(err("14/14/14/14/14/14/14/14/14/14/14/14"), E::MissingSide);
     assert_eq!(err("14/14/14/14/14/14/14/14/14/14/14/14 x"), E::BadSide("x".into()));
@@ -277,11 +333,14 @@ fn record_tags_escape_quotes_and_backslashes() {
     let back = GameRecord::parse(&text).unwrap();
     assert_eq!((back.white.as_str(), back.black.as_str()), (odd, "two lines"));
     // A backslash that escapes nothing (a record written before escaping) reads as itself.
-    let old = text.replace(r#"[White "net:C:\\models\\\"best\" \\"]"#, r#"[White "net:C:\models\x"]"#);
+    let old =
+        text.replace(r#"[White "net:C:\\models\\\"best\" \\"]"#, r#"[White "net:C:\models\x"]"#);
     assert_eq!(GameRecord::parse(&old).unwrap().white, r"net:C:\models\x");
     // A carriage return inside a value (found by the fuzz test) reads as the space it is written
     // as, so the record reads back the same.
-    let returned = GameRecord::parse(&text.replace("[Black \"two lines\"]", "[Black \"two\rlines\"]")).unwrap();
+    let returned =
+        GameRecord::parse(&text.replace("[Black \"two lines\"]", "[Black \"two\rlines\"]"))
+            .unwrap();
     assert_eq!(returned.black, "two lines");
     assert_eq!(GameRecord::parse(&returned.to_string()).unwrap(), returned);
 }
@@ -296,5 +355,8 @@ fn boards_by_name_or_size() {
     assert_eq!(parse_board("4x8"), Err(RulesError::BoardSize { width: 4, height: 8 }));
     // The 8x8 board has 16 pieces a side, as the Crossings family has.
     let crossings = Position::start(Rules { width: 8, height: 8, ..Rules::default() }).unwrap();
-    assert_eq!((crossings.pieces(Color::White).count(), crossings.pieces(Color::Black).count()), (16, 16));
+    assert_eq!(
+        (crossings.pieces(Color::White).count(), crossings.pieces(Color::Black).count()),
+        (16, 16)
+    );
 }

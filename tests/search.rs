@@ -27,12 +27,16 @@ fn search(position: Position, visits: u32, batch: usize) -> Search {
 fn finds_a_win_in_one() {
     // White a11 can step onto row 12; Black's lone piece can neither capture it nor reach row 1.
     let p = pos("14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w");
-    let winning: Vec<Move> = p.legal_moves().into_iter().filter(|m| forces_win(&p, *m, 1)).collect();
+    let winning: Vec<Move> =
+        p.legal_moves().into_iter().filter(|m| forces_win(&p, *m, 1)).collect();
     assert!(!winning.is_empty() && winning.len() < p.legal_moves().len());
     for batch in [1, 8] {
         let s = search(p, 600, batch);
         let chosen = s.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
-        assert!(winning.contains(&chosen), "batch {batch}: chose {chosen}, winning moves {winning:?}");
+        assert!(
+            winning.contains(&chosen),
+            "batch {batch}: chose {chosen}, winning moves {winning:?}"
+        );
         assert!(s.summary().value > 0.5, "the root value must see the win: {}", s.summary().value);
         assert_eq!(s.root_wdl(), Some(Wdl::certain(1.0)), "batch {batch}: a proven win is certain");
     }
@@ -76,8 +80,13 @@ impl Evaluator for Infatuated {
             .map(|request| {
                 let n = request.moves.len() as f32;
                 let favoured = request.moves.contains(&self.favourite);
-                let rest = if favoured { (1.0 - self.weight) / (n - 1.0).max(1.0) } else { 1.0 / n };
-                let priors = request.moves.iter().map(|&mv| if mv == self.favourite { self.weight } else { rest }).collect();
+                let rest =
+                    if favoured { (1.0 - self.weight) / (n - 1.0).max(1.0) } else { 1.0 / n };
+                let priors = request
+                    .moves
+                    .iter()
+                    .map(|&mv| if mv == self.favourite { self.weight } else { rest })
+                    .collect();
                 Evaluation { priors, value: 0.0, draw: 0.0 }
             })
             .collect()
@@ -94,11 +103,26 @@ fn a_lost_move_does_not_win_the_vote_however_strong_its_prior() {
     for forced_results in [true, false] {
         let config = SearchConfig { forced_results, ..SearchConfig::default() };
         let mut search = Search::new(p, config);
-        search.run(&mut Infatuated { favourite: blunder, weight: 0.9 }, 200, 8, &mut StdRng::seed_from_u64(3));
+        search.run(
+            &mut Infatuated { favourite: blunder, weight: 0.9 },
+            200,
+            8,
+            &mut StdRng::seed_from_u64(3),
+        );
         let chosen = search.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
         let captures = ["h1xi1", "l1xk1", "m1xl1", "n1xm1"];
-        assert!(captures.contains(&p.notation(chosen).as_str()), "forced_results {forced_results}: chose {}", p.notation(chosen));
-        assert!(search.root_choices().iter().all(|&(mv, n)| n == 0 || captures.contains(&p.notation(mv).as_str())), "lost moves get no weight");
+        assert!(
+            captures.contains(&p.notation(chosen).as_str()),
+            "forced_results {forced_results}: chose {}",
+            p.notation(chosen)
+        );
+        assert!(
+            search
+                .root_choices()
+                .iter()
+                .all(|&(mv, n)| n == 0 || captures.contains(&p.notation(mv).as_str())),
+            "lost moves get no weight"
+        );
     }
 }
 
@@ -128,7 +152,8 @@ const CORNER_RETAKEN: &str = "bbb2bbbbbbbbb/bwb1bbbbbb2b1/2w1b8b/3wb9/14/4b9/14/
 const CORNER_INVADED: &str = "wbbb1bbbbbbbbb/bwb1bbbbbb2b1/2w1b8b/3wb9/14/4b9/14/14/9ww3/7ww3w1/wwwwww3w2ww/wwwww3www1ww b 13";
 
 fn search_with(position: Position, forced_results: bool, visits: u32) -> Search {
-    let mut search = Search::new(position, SearchConfig { forced_results, ..SearchConfig::default() });
+    let mut search =
+        Search::new(position, SearchConfig { forced_results, ..SearchConfig::default() });
     search.run(&mut UniformEvaluator, visits, 1, &mut StdRng::seed_from_u64(5));
     search
 }
@@ -169,7 +194,8 @@ fn network_search_invariants() {
     let mut net = Network::new(&net_config, tch::Device::Cpu, Some(3)).unwrap();
     let start = Position::standard();
     let moves = start.legal_moves();
-    let evaluation = net.evaluate(&[EvalRequest { position: start, moves: moves.clone() }]).remove(0);
+    let evaluation =
+        net.evaluate(&[EvalRequest { position: start, moves: moves.clone() }]).remove(0);
     assert_eq!(evaluation.priors.len(), moves.len());
     assert!((evaluation.priors.iter().sum::<f32>() - 1.0).abs() < 1e-4);
     assert!((-1.0..=1.0).contains(&evaluation.value));
@@ -191,23 +217,30 @@ fn network_search_invariants() {
 #[test]
 fn a_net_player_sends_the_leaves_its_spec_asks_for() {
     // A trained agent: a fresh network values every position at 0, which no search order changes.
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/anchored-values-6x64-step1600.safetensors");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models/anchored-values-6x64-step1600.safetensors");
     let start = Position::standard();
     let searched = |batch: usize| {
-        let mut net = Network::load(&path, tch::Device::Cpu).unwrap().0.into_inference(Precision::F32);
+        let mut net =
+            Network::load(&path, tch::Device::Cpu).unwrap().0.into_inference(Precision::F32);
         let mut search = Search::new(start, SearchConfig::default());
         search.run(&mut net, 40, batch, &mut StdRng::seed_from_u64(1));
         search.summary().value
     };
     let played = |leaves: &str| {
-        let spec: PlayerSpec = format!("net:{}:sims=40:precision=f32{leaves}", path.display()).parse().unwrap();
+        let spec: PlayerSpec =
+            format!("net:{}:sims=40:precision=f32{leaves}", path.display()).parse().unwrap();
         let decision = spec.build(DeviceChoice::Cpu, 1).unwrap().choose(&start, Limit::default());
         assert_eq!(decision.nodes, 40);
         decision.value.unwrap()
     };
     let (one, eight) = (searched(1), searched(8));
     assert!((one - eight).abs() > 1e-3, "one leaf at a time {one}, eight {eight}");
-    assert!((played(":leaves=1") - one).abs() < 1e-5, "leaves=1: {} against {one}", played(":leaves=1"));
+    assert!(
+        (played(":leaves=1") - one).abs() < 1e-5,
+        "leaves=1: {} against {one}",
+        played(":leaves=1")
+    );
     assert!((played("") - eight).abs() < 1e-5, "the default: {} against {eight}", played(""));
 }
 
@@ -245,7 +278,10 @@ fn checkpoint_round_trip_and_bad_files() {
     let (mut loaded, metadata) = Network::load(&path, tch::Device::Cpu).unwrap();
     assert_eq!(loaded.config, config);
     assert_eq!(metadata["generation"], "3");
-    let request = vec![EvalRequest { position: Position::standard(), moves: Position::standard().legal_moves() }];
+    let request = vec![EvalRequest {
+        position: Position::standard(),
+        moves: Position::standard().legal_moves(),
+    }];
     assert_eq!(net.evaluate(&request), loaded.evaluate(&request));
 
     // Truncated: a clear error naming the file, never a panic.
@@ -265,7 +301,8 @@ fn checkpoint_round_trip_and_bad_files() {
     edited[at + needle.len() - 1] = b'2'; // 16 -> 12
     let lying = dir.path().join("lying.safetensors");
     std::fs::write(&lying, &edited).unwrap();
-    let error = Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
+    let error =
+        Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("has shape") && error.contains("lying.safetensors"), "{error}");
 }
 
@@ -304,10 +341,19 @@ fn the_draw_value_is_the_same_for_both_sides() {
     assert_eq!(p.legal_moves().len(), 3);
     for (draw_value, drawn_q) in [(0.0, 0.0), (-0.5, -0.5), (0.3, 0.3)] {
         // Unvisited moves first (first-play urgency 1), so four visits are: the root, each move once.
-        let config = SearchConfig { draw_value, fpu: Fpu::Const { value: 1.0 }, ..SearchConfig::default() };
+        let config =
+            SearchConfig { draw_value, fpu: Fpu::Const { value: 1.0 }, ..SearchConfig::default() };
         let mut search = Search::new(p, config);
         search.run(&mut DrawnOnA2, 4, 1, &mut StdRng::seed_from_u64(1));
-        let q = |text: &str| search.summary().moves.iter().find(|m| p.notation(m.0) == text).map(|m| (m.1, m.3)).unwrap();
+        let q = |text: &str| {
+            search
+                .summary()
+                .moves
+                .iter()
+                .find(|m| p.notation(m.0) == text)
+                .map(|m| (m.1, m.3))
+                .unwrap()
+        };
         assert_eq!(q("a1-a2"), (1, drawn_q), "draw_value {draw_value}");
         assert_eq!(q("a1-b1"), (1, -0.2), "draw_value {draw_value}");
         assert_eq!(q("a1-b2"), (1, -0.2), "draw_value {draw_value}");
@@ -317,7 +363,10 @@ fn the_draw_value_is_the_same_for_both_sides() {
         let wdl = search.root_wdl().unwrap();
         let expected = [0.3, 0.25, 0.45];
         for (got, want) in [wdl.win, wdl.draw, wdl.loss].into_iter().zip(expected) {
-            assert!((got - want).abs() < 1e-6, "draw_value {draw_value}: {wdl:?}, expected {expected:?}");
+            assert!(
+                (got - want).abs() < 1e-6,
+                "draw_value {draw_value}: {wdl:?}, expected {expected:?}"
+            );
         }
     }
     // When every position is a sure draw, every line is worth the draw value to whoever chooses
@@ -325,20 +374,33 @@ fn the_draw_value_is_the_same_for_both_sides() {
     struct AlwaysDrawn;
     impl Evaluator for AlwaysDrawn {
         fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
-            batch.iter().map(|r| Evaluation { priors: vec![1.0 / r.moves.len() as f32; r.moves.len()], value: 0.0, draw: 1.0 }).collect()
+            batch
+                .iter()
+                .map(|r| Evaluation {
+                    priors: vec![1.0 / r.moves.len() as f32; r.moves.len()],
+                    value: 0.0,
+                    draw: 1.0,
+                })
+                .collect()
         }
     }
     let config = SearchConfig { draw_value: -0.3, ..SearchConfig::default() };
     let mut search = Search::new(Position::start(Default::default()).unwrap(), config);
     search.run(&mut AlwaysDrawn, 300, 4, &mut StdRng::seed_from_u64(2));
     let summary = search.summary();
-    assert!(summary.moves.iter().filter(|m| m.1 > 3).count() >= 2, "the search went deeper than one ply");
+    assert!(
+        summary.moves.iter().filter(|m| m.1 > 3).count() >= 2,
+        "the search went deeper than one ply"
+    );
     for &(mv, visits, _, q) in &summary.moves {
         assert!(visits == 0 || (q + 0.3).abs() < 1e-5, "{mv}: {visits} visits, Q {q}");
     }
     assert!((summary.value + 0.3).abs() < 1e-5);
     let wdl = search.root_wdl().unwrap();
-    assert!((wdl.draw - 1.0).abs() < 1e-5 && wdl.win.abs() < 1e-5 && wdl.loss.abs() < 1e-5, "{wdl:?}");
+    assert!(
+        (wdl.draw - 1.0).abs() < 1e-5 && wdl.win.abs() < 1e-5 && wdl.loss.abs() < 1e-5,
+        "{wdl:?}"
+    );
     let bad = SearchConfig { draw_value: -1.5, ..SearchConfig::default() };
     assert!(bad.validate().unwrap_err().contains("draw_value"));
 }
@@ -355,15 +417,21 @@ impl Evaluator for Material {
             .iter()
             .map(|r| {
                 let side = r.position.side_to_move();
-                let lead = r.position.pieces(side).count() as f32 - r.position.pieces(side.opponent()).count() as f32;
-                Evaluation { priors: vec![1.0 / r.moves.len() as f32; r.moves.len()], value: (0.5 * lead).tanh(), draw: 0.0 }
+                let lead = r.position.pieces(side).count() as f32
+                    - r.position.pieces(side.opponent()).count() as f32;
+                Evaluation {
+                    priors: vec![1.0 / r.moves.len() as f32; r.moves.len()],
+                    value: (0.5 * lead).tanh(),
+                    draw: 0.0,
+                }
             })
             .collect()
     }
 }
 
 fn visits_by_move(search: &Search) -> Vec<u32> {
-    let mut visits: Vec<u32> = search.summary().moves.iter().map(|&(_, n, _, _)| n).filter(|&n| n > 0).collect();
+    let mut visits: Vec<u32> =
+        search.summary().moves.iter().map(|&(_, n, _, _)| n).filter(|&n| n > 0).collect();
     visits.sort_unstable_by(|a, b| b.cmp(a));
     visits
 }
@@ -378,7 +446,13 @@ fn a_gumbel_search_spends_its_budget_by_sequential_halving() {
         let mut rng = StdRng::seed_from_u64(5);
         let chosen = search.run_halving(&mut UniformEvaluator, 64, 8, batch, &mut rng).unwrap();
         assert_eq!(visits_by_move(&search), vec![17, 17, 7, 7, 2, 2, 2, 2], "batch {batch}");
-        let finalists: Vec<Move> = search.summary().moves.iter().filter(|&&(_, n, _, _)| n == 17).map(|&(mv, ..)| mv).collect();
+        let finalists: Vec<Move> = search
+            .summary()
+            .moves
+            .iter()
+            .filter(|&&(_, n, _, _)| n == 17)
+            .map(|&(mv, ..)| mv)
+            .collect();
         assert!(finalists.contains(&chosen), "batch {batch}: the choice is one of the last two");
         assert_eq!(search.halving_choice(), Some(chosen));
 
@@ -397,10 +471,14 @@ fn a_gumbel_search_spends_its_budget_by_sequential_halving() {
 fn a_gumbel_search_takes_a_proven_win_and_learns_only_it() {
     let p = pos("14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w");
     let mut search = Search::new(p, SearchConfig::default());
-    let chosen = search.run_halving(&mut UniformEvaluator, 32, 4, 1, &mut StdRng::seed_from_u64(1)).unwrap();
+    let chosen =
+        search.run_halving(&mut UniformEvaluator, 32, 4, 1, &mut StdRng::seed_from_u64(1)).unwrap();
     assert!(forces_win(&p, chosen, 1), "chose {chosen}");
     let policy = search.improved_policy();
-    assert_eq!(policy.iter().filter(|&&(_, w)| w > 0.0).map(|&(mv, w)| (mv, w)).collect::<Vec<_>>(), vec![(chosen, 1.0)]);
+    assert_eq!(
+        policy.iter().filter(|&&(_, w)| w > 0.0).map(|&(mv, w)| (mv, w)).collect::<Vec<_>>(),
+        vec![(chosen, 1.0)]
+    );
 }
 
 #[test]
@@ -415,12 +493,27 @@ fn a_gumbel_target_gives_proven_losses_nothing_however_strong_their_prior() {
     let mut search = Search::new(p, config);
     let blunder = p.parse_move("d4-d5").unwrap();
     let moves = p.legal_moves().len();
-    let chosen = search.run_halving(&mut Infatuated { favourite: blunder, weight: 0.9 }, 4 * moves as u32, moves, 8, &mut StdRng::seed_from_u64(3)).unwrap();
+    let chosen = search
+        .run_halving(
+            &mut Infatuated { favourite: blunder, weight: 0.9 },
+            4 * moves as u32,
+            moves,
+            8,
+            &mut StdRng::seed_from_u64(3),
+        )
+        .unwrap();
     assert!(captures.contains(&p.notation(chosen).as_str()), "chose {}", p.notation(chosen));
     let policy = search.improved_policy();
     assert_eq!(policy.len(), moves);
-    let on_captures: f32 = policy.iter().filter(|(mv, _)| captures.contains(&p.notation(*mv).as_str())).map(|&(_, w)| w).sum();
-    assert!((on_captures - 1.0).abs() < 1e-5, "the captures hold all the weight, not {on_captures}");
+    let on_captures: f32 = policy
+        .iter()
+        .filter(|(mv, _)| captures.contains(&p.notation(*mv).as_str()))
+        .map(|&(_, w)| w)
+        .sum();
+    assert!(
+        (on_captures - 1.0).abs() < 1e-5,
+        "the captures hold all the weight, not {on_captures}"
+    );
 }
 
 #[test]
@@ -429,18 +522,44 @@ fn the_gumbel_target_follows_the_searched_values() {
     // is the best-valued move, and it sums to 1.
     let positions = common::random_game(Position::start(Default::default()).unwrap(), 3, 80);
     let mut checked = 0;
-    for p in positions.iter().filter(|p| !p.side_to_move_has_won() && p.legal_moves().iter().any(|&m| p.check(m).map(|e| e.captured > 0).unwrap_or(false))).take(3) {
+    for p in positions
+        .iter()
+        .filter(|p| {
+            !p.side_to_move_has_won()
+                && p.legal_moves()
+                    .iter()
+                    .any(|&m| p.check(m).map(|e| e.captured > 0).unwrap_or(false))
+        })
+        .take(3)
+    {
         let moves = p.legal_moves().len();
         let mut search = Search::new(*p, SearchConfig::default());
-        search.run_halving(&mut Material, 3 * moves as u32, moves, 8, &mut StdRng::seed_from_u64(9)).unwrap();
+        search
+            .run_halving(&mut Material, 3 * moves as u32, moves, 8, &mut StdRng::seed_from_u64(9))
+            .unwrap();
         let policy = search.improved_policy();
         assert!((policy.iter().map(|&(_, w)| w).sum::<f32>() - 1.0).abs() < 1e-4);
         let summary = search.summary();
-        let best_value = summary.moves.iter().filter(|&&(_, n, _, _)| n > 0).map(|&(_, _, _, q)| q).fold(f32::NEG_INFINITY, f32::max);
+        let best_value = summary
+            .moves
+            .iter()
+            .filter(|&&(_, n, _, _)| n > 0)
+            .map(|&(_, _, _, q)| q)
+            .fold(f32::NEG_INFINITY, f32::max);
         let favourite = policy.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
-        let favourite_value = summary.moves.iter().find(|&&(mv, ..)| mv == favourite).map(|&(_, _, _, q)| q).unwrap();
-        assert!((favourite_value - best_value).abs() < 1e-6, "favourite {} has value {favourite_value}, the best {best_value}", p.notation(favourite));
-        let spread = summary.moves.iter().filter(|&&(_, n, _, _)| n > 0).map(|&(_, _, _, q)| q).fold(f32::INFINITY, f32::min);
+        let favourite_value =
+            summary.moves.iter().find(|&&(mv, ..)| mv == favourite).map(|&(_, _, _, q)| q).unwrap();
+        assert!(
+            (favourite_value - best_value).abs() < 1e-6,
+            "favourite {} has value {favourite_value}, the best {best_value}",
+            p.notation(favourite)
+        );
+        let spread = summary
+            .moves
+            .iter()
+            .filter(|&&(_, n, _, _)| n > 0)
+            .map(|&(_, _, _, q)| q)
+            .fold(f32::INFINITY, f32::min);
         assert!(spread < best_value, "the material evaluator must tell moves apart here");
         checked += 1;
     }

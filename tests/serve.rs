@@ -23,7 +23,8 @@ fn greedy_api() -> Api {
 fn call(api: &Api, method: &str, path: &str, body: &str, status: u16) -> Value {
     let response = api.handle(method, path, body.as_bytes());
     assert_eq!(response.status, status, "{method} {path} {body} answered {}", response.body);
-    serde_json::from_str(&response.body).unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {}", response.body))
+    serde_json::from_str(&response.body)
+        .unwrap_or_else(|e| panic!("{method} {path}: not JSON ({e}): {}", response.body))
 }
 
 fn state(value: Value) -> GameState {
@@ -47,7 +48,10 @@ fn a_new_game_shows_the_start_position_and_every_legal_move() {
     assert_eq!(game.board[11], "w".repeat(14));
     assert!(game.board[2..10].iter().all(|row| row == &".".repeat(14)));
     assert_eq!(game.position, Position::standard().to_string());
-    assert_eq!((game.human.as_str(), game.turn.as_deref(), game.result.as_str()), ("white", Some("human"), "*"));
+    assert_eq!(
+        (game.human.as_str(), game.turn.as_deref(), game.result.as_str()),
+        ("white", Some("human"), "*")
+    );
     assert_eq!(total_moves(&game), Position::standard().legal_moves().len());
     assert!(game.moves.is_empty() && game.last_move.is_none() && !game.can_undo);
     // The legal moves are keyed by tail square and name their destinations.
@@ -63,13 +67,22 @@ fn moves_in_either_notation_are_played_and_shown() {
     let api = greedy_api();
     for text in ["f1-f3", "f1,f2-f4"] {
         let game = new_game(&api, "");
-        let after = state(call(&api, "POST", &format!("/api/games/{}/move", game.id), &format!(r#"{{"move": "{text}"}}"#), 200));
+        let after = state(call(
+            &api,
+            "POST",
+            &format!("/api/games/{}/move", game.id),
+            &format!(r#"{{"move": "{text}"}}"#),
+            200,
+        ));
         assert_eq!(after.moves, ["f1-f3"]);
         assert_eq!(after.turn.as_deref(), Some("agent"));
         assert!(after.legal_moves.is_empty(), "no moves are offered while the agent is to move");
         let last = after.last_move.expect("a last move");
         assert_eq!((last.from.as_str(), last.to.as_str(), last.by.as_str()), ("f1", "f3", "white"));
-        assert_eq!(last.path, [["f1".to_string(), "f3".to_string()], ["f2".to_string(), "f4".to_string()]]);
+        assert_eq!(
+            last.path,
+            [["f1".to_string(), "f3".to_string()], ["f2".to_string(), "f4".to_string()]]
+        );
         assert!(last.captured.is_empty());
         assert_eq!(&after.board[8][5..6], "w", "f4 is taken");
         assert_eq!(&after.board[11][5..6], ".", "f1 is empty");
@@ -106,13 +119,18 @@ fn bad_requests_are_refused_with_a_reason_and_change_nothing() {
     assert_eq!(unchanged, game, "refused requests changed the game");
 
     // Strength and colour are checked too.
-    for body in [r#"{"sims": 0}"#, r#"{"time": -1}"#, r#"{"time": 1000}"#, r#"{"sims": 10, "time": 1}"#] {
+    for body in
+        [r#"{"sims": 0}"#, r#"{"time": -1}"#, r#"{"time": 1000}"#, r#"{"sims": 10, "time": 1}"#]
+    {
         assert_eq!(call(&api, "POST", "/api/games", body, 400)["code"], "bad-strength", "{body}");
     }
     assert_eq!(call(&api, "POST", "/api/games", r#"{"colour": "green"}"#, 400)["code"], "bad-body");
     // Unknown games, routes and methods.
     assert_eq!(call(&api, "GET", "/api/games/123", "", 404)["code"], "unknown-game");
-    assert_eq!(call(&api, "POST", "/api/games/123/move", r#"{"move": "f1-f3"}"#, 404)["code"], "unknown-game");
+    assert_eq!(
+        call(&api, "POST", "/api/games/123/move", r#"{"move": "f1-f3"}"#, 404)["code"],
+        "unknown-game"
+    );
     assert_eq!(call(&api, "GET", "/api/nothing", "", 404)["code"], "no-route");
     assert_eq!(call(&api, "GET", &path, "", 405)["code"], "method-not-allowed");
     assert_eq!(call(&api, "DELETE", "/api/games", "", 405)["code"], "method-not-allowed");
@@ -123,9 +141,17 @@ fn the_agent_answers_on_its_turn_only() {
     let api = greedy_api();
     let game = new_game(&api, r#"{"colour": "black"}"#);
     assert_eq!((game.human.as_str(), game.turn.as_deref()), ("black", Some("agent")));
-    let error = call(&api, "POST", &format!("/api/games/{}/move", game.id), r#"{"move": "f12-f10"}"#, 400);
+    let error =
+        call(&api, "POST", &format!("/api/games/{}/move", game.id), r#"{"move": "f12-f10"}"#, 400);
     assert_eq!(error["code"], "agents-turn");
-    let reply: AgentReply = serde_json::from_value(call(&api, "POST", &format!("/api/games/{}/agent-move", game.id), "", 200)).expect("an agent reply");
+    let reply: AgentReply = serde_json::from_value(call(
+        &api,
+        "POST",
+        &format!("/api/games/{}/agent-move", game.id),
+        "",
+        200,
+    ))
+    .expect("an agent reply");
     // The agent's move is legal in the start position and is what the state shows.
     let start = Position::standard();
     let mv = start.parse_move(&reply.text).expect("the agent's move is legal");
@@ -143,10 +169,14 @@ fn undo_takes_back_your_move_and_the_reply() {
     let api = greedy_api();
     let game = new_game(&api, "");
     let id = game.id.clone();
-    assert_eq!(call(&api, "POST", &format!("/api/games/{id}/undo"), "", 400)["code"], "nothing-to-undo");
+    assert_eq!(
+        call(&api, "POST", &format!("/api/games/{id}/undo"), "", 400)["code"],
+        "nothing-to-undo"
+    );
     call(&api, "POST", &format!("/api/games/{id}/move"), r#"{"move": "a1-a3"}"#, 200);
     call(&api, "POST", &format!("/api/games/{id}/agent-move"), "", 200);
-    let second = state(call(&api, "POST", &format!("/api/games/{id}/move"), r#"{"move": "n1-n3"}"#, 200));
+    let second =
+        state(call(&api, "POST", &format!("/api/games/{id}/move"), r#"{"move": "n1-n3"}"#, 200));
     assert_eq!(second.moves.len(), 3);
     // Before the agent answers, undo takes back only the person's move...
     let undone = state(call(&api, "POST", &format!("/api/games/{id}/undo"), "", 200));
@@ -183,10 +213,31 @@ fn a_finished_game_announces_its_result_and_takes_no_more_moves() {
         }
         current = match current.turn.as_deref() {
             Some("human") => {
-                let last = current.legal_moves.values().last().and_then(|moves| moves.last()).expect("a legal move on our turn");
-                state(call(&api, "POST", &format!("/api/games/{id}/move"), &format!(r#"{{"move": "{}"}}"#, last.text), 200))
+                let last = current
+                    .legal_moves
+                    .values()
+                    .last()
+                    .and_then(|moves| moves.last())
+                    .expect("a legal move on our turn");
+                state(call(
+                    &api,
+                    "POST",
+                    &format!("/api/games/{id}/move"),
+                    &format!(r#"{{"move": "{}"}}"#, last.text),
+                    200,
+                ))
             }
-            _ => serde_json::from_value::<AgentReply>(call(&api, "POST", &format!("/api/games/{id}/agent-move"), "", 200)).expect("a reply").state,
+            _ => {
+                serde_json::from_value::<AgentReply>(call(
+                    &api,
+                    "POST",
+                    &format!("/api/games/{id}/agent-move"),
+                    "",
+                    200,
+                ))
+                .expect("a reply")
+                .state
+            }
         };
     }
     assert_ne!(current.result, "*", "the game should have ended");
@@ -195,7 +246,10 @@ fn a_finished_game_announces_its_result_and_takes_no_more_moves() {
     assert!(current.message.contains("win"), "{}", current.message);
     let error = call(&api, "POST", &format!("/api/games/{id}/move"), r#"{"move": "a1-a2"}"#, 400);
     assert_eq!(error["code"], "game-over");
-    assert_eq!(call(&api, "POST", &format!("/api/games/{id}/agent-move"), "", 400)["code"], "game-over");
+    assert_eq!(
+        call(&api, "POST", &format!("/api/games/{id}/agent-move"), "", 400)["code"],
+        "game-over"
+    );
 }
 
 #[test]
@@ -210,7 +264,10 @@ fn the_game_left_alone_longest_makes_room_for_a_new_one() {
     call(&api, "GET", &format!("/api/games/{}", first.id), "", 200);
     new_game(&api, "");
     call(&api, "GET", &format!("/api/games/{}", first.id), "", 200);
-    assert_eq!(call(&api, "GET", &format!("/api/games/{}", second.id), "", 404)["code"], "unknown-game");
+    assert_eq!(
+        call(&api, "GET", &format!("/api/games/{}", second.id), "", 404)["code"],
+        "unknown-game"
+    );
 }
 
 #[test]
@@ -218,8 +275,14 @@ fn resigning_ends_the_game_and_undo_takes_it_back() {
     let api = greedy_api();
     let game = new_game(&api, "");
     let resigned = state(call(&api, "POST", &format!("/api/games/{}/resign", game.id), "", 200));
-    assert_eq!((resigned.result.as_str(), resigned.reason.as_deref(), resigned.winner.as_deref()), ("0-1", Some("resigned"), Some("black")));
-    assert_eq!(call(&api, "POST", &format!("/api/games/{}/resign", game.id), "", 400)["code"], "game-over");
+    assert_eq!(
+        (resigned.result.as_str(), resigned.reason.as_deref(), resigned.winner.as_deref()),
+        ("0-1", Some("resigned"), Some("black"))
+    );
+    assert_eq!(
+        call(&api, "POST", &format!("/api/games/{}/resign", game.id), "", 400)["code"],
+        "game-over"
+    );
     let back = state(call(&api, "POST", &format!("/api/games/{}/undo", game.id), "", 200));
     assert_eq!((back.result.as_str(), back.turn.as_deref()), ("*", Some("human")));
 }
@@ -250,7 +313,8 @@ fn an_agent_move_for_a_game_that_changed_meanwhile_is_dropped() {
     let (thinking_tx, thinking) = mpsc::channel();
     let (go, go_rx) = mpsc::channel();
     let player = GatedPlayer { inner: GreedyPlayer::new(1), thinking: thinking_tx, go: go_rx };
-    let api = Arc::new(Api::new(Box::new(player), "gated".into(), Rules::default(), Limit::default()));
+    let api =
+        Arc::new(Api::new(Box::new(player), "gated".into(), Rules::default(), Limit::default()));
     let game = new_game(&api, "");
     let id = game.id.clone();
     call(&api, "POST", &format!("/api/games/{id}/move"), r#"{"move": "f1-f3"}"#, 200);
@@ -271,14 +335,22 @@ fn an_agent_move_for_a_game_that_changed_meanwhile_is_dropped() {
 
 #[test]
 fn a_network_agent_reports_its_winning_chance() {
-    let spec: PlayerSpec = "net:models/anchored-values-6x64-step1600.safetensors".parse().expect("a spec");
+    let spec: PlayerSpec =
+        "net:models/anchored-values-6x64-step1600.safetensors".parse().expect("a spec");
     let agent = spec.build(epaminondas::nn::DeviceChoice::Cpu, 1).expect("the shipped agent loads");
     let limit = Limit { nodes: Some(16), ..Limit::default() };
     let api = Api::new(agent, spec.text.clone(), Rules::default(), limit);
     let game = new_game(&api, r#"{"colour": "black"}"#);
     assert_eq!(game.strength.sims, Some(16), "the server's default strength applies");
     assert!(game.win_probability.is_none());
-    let reply: AgentReply = serde_json::from_value(call(&api, "POST", &format!("/api/games/{}/agent-move", game.id), "", 200)).expect("a reply");
+    let reply: AgentReply = serde_json::from_value(call(
+        &api,
+        "POST",
+        &format!("/api/games/{}/agent-move", game.id),
+        "",
+        200,
+    ))
+    .expect("a reply");
     let p = reply.win_probability.expect("a network has an opinion");
     assert!((0.0..=1.0).contains(&p), "{p}");
     assert_eq!(reply.state.win_probability, Some(p));
@@ -296,18 +368,40 @@ fn the_server_answers_over_http() {
         let reply = http_client::request(address, "GET", asset, None).expect("an asset");
         assert!(reply.status == 200 && !reply.body.is_empty(), "{asset}: {}", reply.status);
     }
-    assert_eq!(http_client::request(address, "GET", "/secret.txt", None).expect("an answer").status, 404);
-    let game = http_client::request(address, "POST", "/api/games", Some(r#"{"colour": "white"}"#)).expect("a new game");
+    assert_eq!(
+        http_client::request(address, "GET", "/secret.txt", None).expect("an answer").status,
+        404
+    );
+    let game = http_client::request(address, "POST", "/api/games", Some(r#"{"colour": "white"}"#))
+        .expect("a new game");
     assert_eq!(game.status, 200, "{}", game.body);
     let id = game.json()["id"].as_str().expect("an id").to_string();
-    let moved = http_client::request(address, "POST", &format!("/api/games/{id}/move"), Some(r#"{"move": "f1-f3"}"#)).expect("a move");
+    let moved = http_client::request(
+        address,
+        "POST",
+        &format!("/api/games/{id}/move"),
+        Some(r#"{"move": "f1-f3"}"#),
+    )
+    .expect("a move");
     assert_eq!((moved.status, moved.json()["moves"][0].as_str()), (200, Some("f1-f3")));
-    let illegal = http_client::request(address, "POST", &format!("/api/games/{id}/move"), Some(r#"{"move": "f1-f3"}"#)).expect("an answer");
+    let illegal = http_client::request(
+        address,
+        "POST",
+        &format!("/api/games/{id}/move"),
+        Some(r#"{"move": "f1-f3"}"#),
+    )
+    .expect("an answer");
     assert_eq!((illegal.status, illegal.json()["code"].as_str()), (400, Some("agents-turn")));
     let huge = format!(r#"{{"move": "{}"}}"#, "a".repeat(20_000));
-    let refused = http_client::request(address, "POST", &format!("/api/games/{id}/move"), Some(&huge)).expect("an answer");
+    let refused =
+        http_client::request(address, "POST", &format!("/api/games/{id}/move"), Some(&huge))
+            .expect("an answer");
     assert_eq!(refused.status, 400);
-    assert!(refused.json()["error"].as_str().is_some_and(|e| e.contains("longer than")), "{}", refused.body);
+    assert!(
+        refused.json()["error"].as_str().is_some_and(|e| e.contains("longer than")),
+        "{}",
+        refused.body
+    );
     server.stop();
 }
 
@@ -320,9 +414,15 @@ fn the_serve_command_prints_its_address_and_serves() {
         .spawn()
         .expect("the binary runs");
     let mut first = String::new();
-    BufReader::new(child.stdout.take().expect("piped")).read_line(&mut first).expect("a first line");
-    let url = first.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no address in {first:?}"));
-    let address = url.trim_start_matches("http://").trim_end_matches('/').parse().expect("an address");
+    BufReader::new(child.stdout.take().expect("piped"))
+        .read_line(&mut first)
+        .expect("a first line");
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"));
+    let address =
+        url.trim_start_matches("http://").trim_end_matches('/').parse().expect("an address");
     let reply = http_client::request(address, "POST", "/api/games", Some("{}"));
     child.kill().expect("the server stops");
     let _ = child.wait();
@@ -340,14 +440,30 @@ fn stones_games_place_first_and_show_stones() {
     let game = new_game(&api, r#"{"colour": "black"}"#);
     assert_eq!((game.side_to_move.as_str(), game.turn.as_deref()), ("black", Some("human")));
     assert_eq!(total_moves(&game), 84, "every square of rows 4..9");
-    assert!(game.legal_moves["f6"].iter().any(|m| m.text == "@f6" && m.to == "f6" && m.moving.is_empty()));
-    let placed = state(call(&api, "POST", &format!("/api/games/{}/move", game.id), r#"{"move": "@f6"}"#, 200));
+    assert!(game.legal_moves["f6"]
+        .iter()
+        .any(|m| m.text == "@f6" && m.to == "f6" && m.moving.is_empty()));
+    let placed = state(call(
+        &api,
+        "POST",
+        &format!("/api/games/{}/move", game.id),
+        r#"{"move": "@f6"}"#,
+        200,
+    ));
     assert_eq!(placed.board[12 - 6], ".....s........");
-    let reply: AgentReply = serde_json::from_value(call(&api, "POST", &format!("/api/games/{}/agent-move", game.id), "", 200)).unwrap();
+    let reply: AgentReply = serde_json::from_value(call(
+        &api,
+        "POST",
+        &format!("/api/games/{}/agent-move", game.id),
+        "",
+        200,
+    ))
+    .unwrap();
     assert!(reply.text.starts_with('@'), "White places the second stone: {}", reply.text);
     assert_eq!(reply.state.board.iter().map(|row| row.matches('s').count()).sum::<usize>(), 2);
     // A piece move before the third stone is refused with the reason.
-    let refused = call(&api, "POST", &format!("/api/games/{}/move", game.id), r#"{"move": "a11-a10"}"#, 400);
+    let refused =
+        call(&api, "POST", &format!("/api/games/{}/move", game.id), r#"{"move": "a11-a10"}"#, 400);
     assert_eq!(refused["code"], "illegal-move");
     assert!(refused["error"].as_str().unwrap().contains("place a stone"), "{refused}");
 }

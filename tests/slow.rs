@@ -13,16 +13,30 @@ use std::path::Path;
 #[test]
 #[ignore = "trains for several minutes: cargo test --release --test slow -- --ignored"]
 fn crossings_board_learns_to_beat_random() {
-    let mut config = Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/crossings.toml"))).unwrap();
+    let mut config =
+        Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/crossings.toml")))
+            .unwrap();
     // Rating games are not needed here; the match below is the check.
     config.evaluation.every = 1_000;
     let dir = tempfile::tempdir().unwrap();
     let generations = 8;
     Run::open(dir.path(), Some(config.clone())).unwrap().train(Some(generations), &Silent).unwrap();
 
-    let agent = PlayerSpec::new(PlayerKind::Net(checkpoint_path(dir.path(), generations)), Limit { nodes: Some(64), ..Limit::default() }, "trained".into());
+    let agent = PlayerSpec::new(
+        PlayerKind::Net(checkpoint_path(dir.path(), generations)),
+        Limit { nodes: Some(64), ..Limit::default() },
+        "trained".into(),
+    );
     let random: PlayerSpec = "random".parse().unwrap();
-    let settings = MatchSettings { rules: config.rules, games: 40, opening_plies: 2, seed: 5, parallel: 2, limit: Limit::default(), sprt: None };
+    let settings = MatchSettings {
+        rules: config.rules,
+        games: 40,
+        opening_plies: 2,
+        seed: 5,
+        parallel: 2,
+        limit: Limit::default(),
+        sprt: None,
+    };
     let result = play_match(&agent, &random, DeviceChoice::Cpu, &settings, &|_, _| {}).unwrap();
     assert!(result.tally.score() >= 0.8, "after {generations} generations: {:?}", result.tally);
 }

@@ -19,7 +19,11 @@ fn smoke() -> Config {
 }
 
 fn metrics_generations(dir: &Path) -> Vec<u32> {
-    epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).unwrap().iter().map(|r| r.generation).collect()
+    epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX)
+        .unwrap()
+        .iter()
+        .map(|r| r.generation)
+        .collect()
 }
 
 /// A metrics file written before the held-out losses were measured still reads, without them.
@@ -35,7 +39,10 @@ fn metrics_without_the_held_out_losses_still_read() {
     .unwrap();
     let rows = epaminondas::coach::read_metrics(&path, u32::MAX).unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!((rows[0].policy_loss, rows[0].fresh_policy_loss, rows[0].fresh_value_loss), (1.853, None, None));
+    assert_eq!(
+        (rows[0].policy_loss, rows[0].fresh_policy_loss, rows[0].fresh_value_loss),
+        (1.853, None, None)
+    );
 }
 
 #[test]
@@ -60,7 +67,9 @@ fn generations_add_up_across_invocations() {
         assert_eq!(records.len(), 4, "every game is saved and replays");
     }
     assert!(run_dir.join("config.toml").exists() && run_dir.join("run.json").exists());
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run_dir.join("state.json")).unwrap()).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("state.json")).unwrap())
+            .unwrap();
     assert_eq!(state["generation"], 2);
     assert_eq!(state["total_games"], 8);
     assert_eq!(state["rated_generation"], 2);
@@ -73,24 +82,36 @@ fn generations_add_up_across_invocations() {
     let config = smoke();
     let share = config.training.search_value_share;
     for row in &metrics {
-        let samples = epaminondas::replay::read_chunk(&run_dir.join("replay"), row.generation, &config.rules).unwrap();
+        let samples =
+            epaminondas::replay::read_chunk(&run_dir.join("replay"), row.generation, &config.rules)
+                .unwrap();
         let scored_by = |generation| {
-            let (network, _) = Network::load(&checkpoint_path(&run_dir, generation), tch::Device::Cpu).unwrap();
+            let (network, _) =
+                Network::load(&checkpoint_path(&run_dir, generation), tch::Device::Cpu).unwrap();
             train::held_out_losses(&network, &samples, share).unwrap()
         };
         let (player, trained) = (scored_by(row.generation - 1), scored_by(row.generation));
         let recorded = (row.fresh_policy_loss.unwrap(), row.fresh_value_loss.unwrap());
-        assert!((recorded.0 - player.policy).abs() < 1e-4 && (recorded.1 - player.value).abs() < 1e-4, "{recorded:?} {player:?}");
+        assert!(
+            (recorded.0 - player.policy).abs() < 1e-4 && (recorded.1 - player.value).abs() < 1e-4,
+            "{recorded:?} {player:?}"
+        );
         assert!((recorded.0 - trained.policy).abs() > 1e-4, "{recorded:?} {trained:?}");
     }
     let games = rating::read_games(&run_dir.join("ratings/games.csv")).unwrap();
     assert_eq!(games.len(), 8);
-    assert!(games.iter().filter(|g| g.rated_generation == 2).all(|g| [&g.white, &g.black].contains(&&"gen-000002".to_string())));
+    assert!(games
+        .iter()
+        .filter(|g| g.rated_generation == 2)
+        .all(|g| [&g.white, &g.black].contains(&&"gen-000002".to_string())));
     let ratings = rating::read_ratings(&run_dir.join("ratings/ratings.csv")).unwrap();
     let names: Vec<&str> = ratings.iter().map(|r| r.player.as_str()).collect();
     assert_eq!(names, ["random", "gen-000000", "gen-000001", "gen-000002"]);
     assert_eq!(ratings[0].elo, 0.0, "random is the anchor");
-    let records = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("ratings/gen-000002.txt")).unwrap()).unwrap();
+    let records = GameRecord::parse_all(
+        &std::fs::read_to_string(run_dir.join("ratings/gen-000002.txt")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(records.len(), 4);
     // The pictures: the run's own, and a comparison (here of the run with itself).
     let progress = epaminondas::plot::plot_run(&run_dir, None).unwrap();
@@ -98,13 +119,22 @@ fn generations_add_up_across_invocations() {
     let svg = std::fs::read_to_string(progress).unwrap();
     assert!(svg.contains("<svg") && svg.contains("run run"), "titled by the run's name");
     assert!(svg.contains("policy, new games"), "the held-out losses are drawn");
-    assert!(!svg.contains("score against each opponent"), "a run without opponents has no scores to draw");
-    let comparison = epaminondas::plot::plot_comparison(&[run_dir.clone(), run_dir.clone()], dir.path()).unwrap();
+    assert!(
+        !svg.contains("score against each opponent"),
+        "a run without opponents has no scores to draw"
+    );
+    let comparison =
+        epaminondas::plot::plot_comparison(&[run_dir.clone(), run_dir.clone()], dir.path())
+            .unwrap();
     assert!(std::fs::read_to_string(comparison).unwrap().contains("runs run vs run"));
     let unrated = dir.path().join("unrated");
     Run::open(&unrated, Some(smoke())).unwrap();
-    let err = epaminondas::plot::plot_comparison(&[run_dir.clone(), unrated.clone()], dir.path()).unwrap_err();
-    assert!(matches!(&err, epaminondas::plot::PlotError::Unrated(path) if *path == unrated), "{err}");
+    let err = epaminondas::plot::plot_comparison(&[run_dir.clone(), unrated.clone()], dir.path())
+        .unwrap_err();
+    assert!(
+        matches!(&err, epaminondas::plot::PlotError::Unrated(path) if *path == unrated),
+        "{err}"
+    );
 }
 
 /// Kill the real program in the middle of a run, then resume: what was saved is intact and the
@@ -115,7 +145,12 @@ fn killed_run_resumes() {
     let run_dir = dir.path().join("run");
     let binary = env!("CARGO_BIN_EXE_epaminondas");
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
-    let mut child = Command::new(binary).args(["train", "--config", config, "--run"]).arg(&run_dir).args(["--generations", "50"]).spawn().unwrap();
+    let mut child = Command::new(binary)
+        .args(["train", "--config", config, "--run"])
+        .arg(&run_dir)
+        .args(["--generations", "50"])
+        .spawn()
+        .unwrap();
     // Wait until at least one generation is done, then kill without warning.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while metrics_generations_safe(&run_dir) < 1 && std::time::Instant::now() < deadline {
@@ -127,9 +162,19 @@ fn killed_run_resumes() {
     let done = Run::open(&run_dir, None).unwrap().state.generation;
     assert!(done >= 1, "at least one generation finished before the kill");
     assert_eq!(metrics_generations(&run_dir), (1..=done).collect::<Vec<_>>());
-    let status = Command::new(binary).args(["train", "--run"]).arg(&run_dir).args(["--generations"]).arg((done + 1).to_string()).status().unwrap();
+    let status = Command::new(binary)
+        .args(["train", "--run"])
+        .arg(&run_dir)
+        .args(["--generations"])
+        .arg((done + 1).to_string())
+        .status()
+        .unwrap();
     assert!(status.success());
-    assert_eq!(metrics_generations(&run_dir), (1..=done + 1).collect::<Vec<_>>(), "exactly one more row");
+    assert_eq!(
+        metrics_generations(&run_dir),
+        (1..=done + 1).collect::<Vec<_>>(),
+        "exactly one more row"
+    );
 }
 
 /// Kill the real program in the middle of a generation's self-play, then resume: the games it
@@ -139,33 +184,66 @@ fn a_generation_killed_in_self_play_keeps_its_finished_games() {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
     let config = dir.path().join("config.toml");
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")).unwrap();
-    let text = text.replace("games_per_generation = 4", "games_per_generation = 60").replace("parallel_games = 3", "parallel_games = 2");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
+        .unwrap();
+    let text = text
+        .replace("games_per_generation = 4", "games_per_generation = 60")
+        .replace("parallel_games = 3", "parallel_games = 2");
     std::fs::write(&config, text).unwrap();
     let binary = env!("CARGO_BIN_EXE_epaminondas");
     let journal = run_dir.join("selfplay/gen-000001");
     let saved_records = || -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(&journal) else { return Vec::new() };
-        let mut paths: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("game-") && p.extension().unwrap() == "txt").collect();
+        let mut paths: Vec<_> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().unwrap().to_str().unwrap().starts_with("game-")
+                    && p.extension().unwrap() == "txt"
+            })
+            .collect();
         paths.sort();
         paths.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect()
     };
-    let mut child = Command::new(binary).args(["train", "--config"]).arg(&config).arg("--run").arg(&run_dir).args(["--generations", "1"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(binary)
+        .args(["train", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run_dir)
+        .args(["--generations", "1"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while saved_records().len() < 3 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(Run::open(&run_dir, None).unwrap().state.generation, 0, "the generation was still in progress");
+    assert_eq!(
+        Run::open(&run_dir, None).unwrap().state.generation,
+        0,
+        "the generation was still in progress"
+    );
     let saved = saved_records();
     assert!((3..60).contains(&saved.len()), "{} games saved", saved.len());
 
-    let output = Command::new(binary).args(["train", "--run"]).arg(&run_dir).args(["--generations", "1"]).output().unwrap();
+    let output = Command::new(binary)
+        .args(["train", "--run"])
+        .arg(&run_dir)
+        .args(["--generations", "1"])
+        .output()
+        .unwrap();
     let log = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{log}");
-    assert!(log.contains(&format!("generation 1: {} games were finished before the stop", saved.len())), "{log}");
-    let games = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap()).unwrap();
+    assert!(
+        log.contains(&format!("generation 1: {} games were finished before the stop", saved.len())),
+        "{log}"
+    );
+    let games = GameRecord::parse_all(
+        &std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(games.len(), 60);
     let kept: Vec<String> = games.iter().map(|g| g.to_string()).collect();
     for record in &saved {
@@ -189,14 +267,27 @@ fn self_play_resumes_a_generation_from_its_journal() {
     config.selfplay.games_per_generation = 6;
     let play = |resumed: Vec<FinishedGame>| {
         let mut finished = Vec::new();
-        let Ok(output) = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 5, "test", resumed, &mut |game, done| {
-            finished.push((game.clone(), done));
-            Ok::<(), std::convert::Infallible>(())
-        }, &mut |_| {});
+        let Ok(output) = play_games(
+            &mut UniformEvaluator,
+            config.rules,
+            &config.search,
+            &config.selfplay,
+            5,
+            "test",
+            resumed,
+            &mut |game, done| {
+                finished.push((game.clone(), done));
+                Ok::<(), std::convert::Infallible>(())
+            },
+            &mut |_| {},
+        );
         (output, finished)
     };
     let (whole, finished) = play(Vec::new());
-    assert_eq!(finished.iter().map(|(_, done)| *done).collect::<Vec<_>>(), (1..=6).collect::<Vec<_>>());
+    assert_eq!(
+        finished.iter().map(|(_, done)| *done).collect::<Vec<_>>(),
+        (1..=6).collect::<Vec<_>>()
+    );
     let mut indices: Vec<usize> = finished.iter().map(|(game, _)| game.index).collect();
     indices.sort();
     assert_eq!(indices, (0..6).collect::<Vec<_>>());
@@ -213,23 +304,43 @@ fn self_play_resumes_a_generation_from_its_journal() {
     assert_eq!(saved, expected);
 
     let (resumed, replayed) = play(saved);
-    assert_eq!(replayed.iter().map(|(_, done)| *done).collect::<Vec<_>>(), vec![4, 5, 6], "counted on from the saved games");
+    assert_eq!(
+        replayed.iter().map(|(_, done)| *done).collect::<Vec<_>>(),
+        vec![4, 5, 6],
+        "counted on from the saved games"
+    );
     for (game, _) in &replayed {
-        assert!(!first.iter().any(|saved| saved.index == game.index), "game {} was played again", game.index);
+        assert!(
+            !first.iter().any(|saved| saved.index == game.index),
+            "game {} was played again",
+            game.index
+        );
         let original = &finished.iter().find(|(other, _)| other.index == game.index).unwrap().0;
         assert_eq!(game, original, "game {} was played differently", game.index);
     }
     let s = (resumed.stats, whole.stats);
-    assert_eq!((s.0.games, s.0.plies, s.0.white_wins, s.0.black_wins, s.0.draws), (s.1.games, s.1.plies, s.1.white_wins, s.1.black_wins, s.1.draws));
-    assert_eq!((resumed.records.len(), resumed.samples.len()), (whole.records.len(), whole.samples.len()));
-    assert_eq!(resumed.records, whole.records, "the same games in the same order (of their indices), resumed or not");
+    assert_eq!(
+        (s.0.games, s.0.plies, s.0.white_wins, s.0.black_wins, s.0.draws),
+        (s.1.games, s.1.plies, s.1.white_wins, s.1.black_wins, s.1.draws)
+    );
+    assert_eq!(
+        (resumed.records.len(), resumed.samples.len()),
+        (whole.records.len(), whole.samples.len())
+    );
+    assert_eq!(
+        resumed.records, whole.records,
+        "the same games in the same order (of their indices), resumed or not"
+    );
 
     let samples = dir.path().join(format!("selfplay/gen-000001/game-{:06}.bin", expected[0].index));
     std::fs::remove_file(&samples).unwrap();
     let error = journal.finished_games().unwrap_err().to_string();
     assert!(error.contains(&samples.display().to_string()), "{error}");
     Journal::open(dir.path(), 2, config.rules).unwrap();
-    assert!(!dir.path().join("selfplay/gen-000001").exists(), "another generation's journal is cleared");
+    assert!(
+        !dir.path().join("selfplay/gen-000001").exists(),
+        "another generation's journal is cleared"
+    );
 }
 
 /// A generation whose games were all played before a stop trains on the journal's games at
@@ -244,21 +355,43 @@ fn a_generation_resumed_with_all_its_games_claims_no_self_play_rate() {
     let run_dir = dir.path().join("run");
     let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
     let journal = Journal::open(&run_dir, 1, config.rules).unwrap();
-    let played = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 9, "before the stop", Vec::new(), &mut |game, _| journal.save(game), &mut |_| {}).unwrap();
+    let played = play_games(
+        &mut UniformEvaluator,
+        config.rules,
+        &config.search,
+        &config.selfplay,
+        9,
+        "before the stop",
+        Vec::new(),
+        &mut |game, _| journal.save(game),
+        &mut |_| {},
+    )
+    .unwrap();
     // The stopped invocation's time counts in the wall time: a file that does not read as
     // seconds is refused by name, one that does is added.
     let seconds = run_dir.join("selfplay/gen-000001/seconds.txt");
     std::fs::write(&seconds, "an hour").unwrap();
     let error = run.train(Some(1), &Silent).unwrap_err().to_string();
     assert!(error.contains("seconds.txt") && error.contains("an hour"), "{error}");
-    assert_eq!(journal.finished_games().unwrap().len(), config.selfplay.games_per_generation, "the saved games are kept");
+    assert_eq!(
+        journal.finished_games().unwrap().len(),
+        config.selfplay.games_per_generation,
+        "the saved games are kept"
+    );
     journal.save_seconds(1000.0).unwrap();
     run.train(Some(1), &Silent).unwrap();
     let row = &run.metrics()[0];
-    assert_eq!((row.games, row.selfplay_sims_per_second), (config.selfplay.games_per_generation, None));
+    assert_eq!(
+        (row.games, row.selfplay_sims_per_second),
+        (config.selfplay.games_per_generation, None)
+    );
     assert!(row.wall_seconds >= 1000.0 && row.wall_seconds < 1100.0, "{} s", row.wall_seconds);
     let games = std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap();
-    assert_eq!(games, played.records.iter().map(|r| format!("{r}\n")).collect::<String>(), "the journal's games, in the order of their indices");
+    assert_eq!(
+        games,
+        played.records.iter().map(|r| format!("{r}\n")).collect::<String>(),
+        "the journal's games, in the order of their indices"
+    );
     run.train(Some(2), &Silent).unwrap();
     assert!(run.metrics()[1].selfplay_sims_per_second.is_some_and(|rate| rate > 0.0));
 }
@@ -269,12 +402,33 @@ fn gumbel_self_play_plays_its_plans_and_records_their_policies() {
     use epaminondas::mcts::RootSearch;
     use epaminondas::selfplay::play_games;
     let mut config = smoke();
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")).unwrap();
-    let parsed = Config::parse(&text.replace("random_opening_plies = 2", "random_opening_plies = 2\nroot_search = { kind = \"gumbel\", considered = 4 }"), "x.toml").unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
+        .unwrap();
+    let parsed = Config::parse(
+        &text.replace(
+            "random_opening_plies = 2",
+            "random_opening_plies = 2\nroot_search = { kind = \"gumbel\", considered = 4 }",
+        ),
+        "x.toml",
+    )
+    .unwrap();
     assert_eq!(parsed.selfplay.root_search, RootSearch::Gumbel { considered: 4 });
     config.selfplay.root_search = RootSearch::Gumbel { considered: 4 };
     config.selfplay.full_search_probability = 1.0;
-    let play = || play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 5, "test", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(()), &mut |_| {}).unwrap();
+    let play = || {
+        play_games(
+            &mut UniformEvaluator,
+            config.rules,
+            &config.search,
+            &config.selfplay,
+            5,
+            "test",
+            Vec::new(),
+            &mut |_, _| Ok::<(), std::convert::Infallible>(()),
+            &mut |_| {},
+        )
+        .unwrap()
+    };
     let output = play();
     assert_eq!(output.stats.games, 4);
     // Every searched move is recorded, with the full budget of 8: 4 moves drawn, one visit
@@ -282,7 +436,12 @@ fn gumbel_self_play_plays_its_plans_and_records_their_policies() {
     // not to the plan's).
     let searched = output.samples.len() as u64;
     assert!(searched > 0);
-    assert!(output.stats.simulations >= 8 * searched && output.stats.simulations <= 8 * searched + 4 * output.stats.games as u64, "{} simulations for {searched} searches", output.stats.simulations);
+    assert!(
+        output.stats.simulations >= 8 * searched
+            && output.stats.simulations <= 8 * searched + 4 * output.stats.games as u64,
+        "{} simulations for {searched} searches",
+        output.stats.simulations
+    );
     for sample in &output.samples {
         let total: f32 = sample.policy.iter().map(|&(_, p)| p).sum();
         assert!((total - 1.0).abs() < 1e-4, "a policy target sums to {total}");
@@ -305,10 +464,20 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     config.selfplay.opponents = vec![OpponentConfig { player: "greedy".into(), share: 1.0 }];
     let play = |config: &Config| {
         let mut games = Vec::new();
-        let Ok(output) = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 5, "net", Vec::new(), &mut |game: &FinishedGame, _| {
-            games.push(game.clone());
-            Ok::<(), std::convert::Infallible>(())
-        }, &mut |_| {});
+        let Ok(output) = play_games(
+            &mut UniformEvaluator,
+            config.rules,
+            &config.search,
+            &config.selfplay,
+            5,
+            "net",
+            Vec::new(),
+            &mut |game: &FinishedGame, _| {
+                games.push(game.clone());
+                Ok::<(), std::convert::Infallible>(())
+            },
+            &mut |_| {},
+        );
         (output, games)
     };
     let (output, games) = play(&config);
@@ -326,43 +495,81 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
         // Every recorded position is one where the network moved (every move of its is a full
         // search here), and none is the opponent's.
         assert!(!game.samples.is_empty());
-        assert!(game.samples.iter().all(|s| s.position.side_to_move() == side), "game {}: a sample of the opponent's move", game.index);
+        assert!(
+            game.samples.iter().all(|s| s.position.side_to_move() == side),
+            "game {}: a sample of the opponent's move",
+            game.index
+        );
         // After the random opening, the opponent's moves are greedy's: the best one-ply score.
         let positions = record.positions();
-        for (ply, mv) in record.moves.iter().enumerate().skip(config.selfplay.random_opening_plies as usize) {
+        for (ply, mv) in
+            record.moves.iter().enumerate().skip(config.selfplay.random_opening_plies as usize)
+        {
             let before = positions[ply];
             if before.side_to_move() != side {
-                let best = before.legal_moves().iter().map(|&m| score_after(&before.play_unchecked(m))).max().unwrap();
-                assert_eq!(score_after(&before.play_unchecked(*mv)), best, "game {} ply {ply}: {mv} is not greedy's", game.index);
+                let best = before
+                    .legal_moves()
+                    .iter()
+                    .map(|&m| score_after(&before.play_unchecked(m)))
+                    .max()
+                    .unwrap();
+                assert_eq!(
+                    score_after(&before.play_unchecked(*mv)),
+                    best,
+                    "game {} ply {ply}: {mv} is not greedy's",
+                    game.index
+                );
             }
         }
-        points += match (record.result, side) {
-            (RecordResult::WhiteWins, Color::White) | (RecordResult::BlackWins, Color::Black) => 1.0,
-            (RecordResult::WhiteWins, Color::Black) | (RecordResult::BlackWins, Color::White) => 0.0,
-            _ => 0.5,
-        };
+        points +=
+            match (record.result, side) {
+                (RecordResult::WhiteWins, Color::White)
+                | (RecordResult::BlackWins, Color::Black) => 1.0,
+                (RecordResult::WhiteWins, Color::Black)
+                | (RecordResult::BlackWins, Color::White) => 0.0,
+                _ => 0.5,
+            };
     }
-    assert!(sides.contains(&Color::White) && sides.contains(&Color::Black), "both colours: {sides:?}");
-    assert_eq!(output.stats.opponents, vec![OpponentTally { name: "greedy".into(), games: 8, points }]);
-    assert_eq!(play(&config).0.records, output.records, "a game against the opponent is a function of its seed");
+    assert!(
+        sides.contains(&Color::White) && sides.contains(&Color::Black),
+        "both colours: {sides:?}"
+    );
+    assert_eq!(
+        output.stats.opponents,
+        vec![OpponentTally { name: "greedy".into(), games: 8, points }]
+    );
+    assert_eq!(
+        play(&config).0.records,
+        output.records,
+        "a game against the opponent is a function of its seed"
+    );
     // The opponent thinks on a pool of its own, so games finish in any order; the output keeps
     // the order of their indices.
     let mut by_index = games.clone();
     by_index.sort_by_key(|game| game.index);
-    assert!(by_index.iter().map(|game| &game.record).eq(output.records.iter()), "the output's games are not in the order of their indices");
+    assert!(
+        by_index.iter().map(|game| &game.record).eq(output.records.iter()),
+        "the output's games are not in the order of their indices"
+    );
 
     // Half the games on average: this seed draws some of each.
     config.selfplay.opponents = vec![OpponentConfig { player: "greedy".into(), share: 0.5 }];
     let (half, _) = play(&config);
     let against = half.records.iter().filter(|r| r.white != r.black).count();
-    assert!(against > 0 && against < 8 && half.stats.opponent_games() == against, "{against} of 8 against the opponent");
+    assert!(
+        against > 0 && against < 8 && half.stats.opponent_games() == against,
+        "{against} of 8 against the opponent"
+    );
 
     // Through the trainer, with two opponents: the metrics row counts the games against both,
     // opponents.csv each one's, and the records name them.
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
     config.selfplay.games_per_generation = 16;
-    config.selfplay.opponents = vec![OpponentConfig { player: "mcts-rollout:sims=20".into(), share: 0.5 }, OpponentConfig { player: "alphabeta:depth=1".into(), share: 0.5 }];
+    config.selfplay.opponents = vec![
+        OpponentConfig { player: "mcts-rollout:sims=20".into(), share: 0.5 },
+        OpponentConfig { player: "alphabeta:depth=1".into(), share: 0.5 },
+    ];
     let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
     run.train(Some(1), &Silent).unwrap();
     let row = &run.metrics()[0];
@@ -370,39 +577,66 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     let score = row.opponent_score.unwrap();
     let text = std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap();
     let records = epaminondas::game::GameRecord::parse_all(&text).unwrap();
-    let against = |name: &str| records.iter().filter(|r| r.white == name || r.black == name).collect::<Vec<_>>();
-    let (rollout_games, alphabeta_games) = (against("mcts-rollout:sims=20").len(), against("alphabeta:depth=1").len());
+    let against = |name: &str| {
+        records.iter().filter(|r| r.white == name || r.black == name).collect::<Vec<_>>()
+    };
+    let (rollout_games, alphabeta_games) =
+        (against("mcts-rollout:sims=20").len(), against("alphabeta:depth=1").len());
     assert_eq!(rollout_games + alphabeta_games, 16);
-    assert!(rollout_games > 0 && alphabeta_games > 0, "this seed draws both opponents: {rollout_games} and {alphabeta_games}");
+    assert!(
+        rollout_games > 0 && alphabeta_games > 0,
+        "this seed draws both opponents: {rollout_games} and {alphabeta_games}"
+    );
     let read = epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), 1).unwrap();
     assert_eq!((read[0].opponent_games, read[0].opponent_score), (Some(16), Some(score)));
-    let by_opponent = epaminondas::coach::read_opponents(&run_dir.join("opponents.csv"), 1).unwrap();
-    assert_eq!(by_opponent.iter().map(|o| (o.generation, o.opponent.as_str(), o.games)).collect::<Vec<_>>(), [(1, "mcts-rollout:sims=20", rollout_games), (1, "alphabeta:depth=1", alphabeta_games)]);
+    let by_opponent =
+        epaminondas::coach::read_opponents(&run_dir.join("opponents.csv"), 1).unwrap();
+    assert_eq!(
+        by_opponent
+            .iter()
+            .map(|o| (o.generation, o.opponent.as_str(), o.games))
+            .collect::<Vec<_>>(),
+        [(1, "mcts-rollout:sims=20", rollout_games), (1, "alphabeta:depth=1", alphabeta_games)]
+    );
     // Each score is the network's points in that opponent's records; together they make the
     // row's score.
     for o in &by_opponent {
-        let points: f64 = against(&o.opponent).iter().map(|r| epaminondas::arena::a_score(r, r.black == o.opponent)).sum();
+        let points: f64 = against(&o.opponent)
+            .iter()
+            .map(|r| epaminondas::arena::a_score(r, r.black == o.opponent))
+            .sum();
         assert_eq!(o.score, Some(points / o.games as f64), "{}", o.opponent);
     }
     let total: f64 = by_opponent.iter().map(|o| o.score.unwrap() * o.games as f64).sum();
     assert!((total / 16.0 - score).abs() < 1e-9, "{total} / 16 against {score}");
     // The run's picture has a panel of the scores, with a line for each opponent.
-    let picture = std::fs::read_to_string(epaminondas::plot::plot_run(&run_dir, None).unwrap()).unwrap();
-    assert!(picture.contains("score against each opponent") && picture.contains("mcts-rollout:sims=20") && picture.contains("alphabeta:depth=1"));
+    let picture =
+        std::fs::read_to_string(epaminondas::plot::plot_run(&run_dir, None).unwrap()).unwrap();
+    assert!(
+        picture.contains("score against each opponent")
+            && picture.contains("mcts-rollout:sims=20")
+            && picture.contains("alphabeta:depth=1")
+    );
 }
 
 fn metrics_generations_safe(dir: &Path) -> usize {
-    epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX).map(|r| r.len()).unwrap_or(0)
+    epaminondas::coach::read_metrics(&dir.join("metrics.csv"), u32::MAX)
+        .map(|r| r.len())
+        .unwrap_or(0)
 }
 
 #[test]
 fn bad_configs_are_named() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")).unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
+        .unwrap();
     let unknown = text.replace("[training]", "[training]\nlearnin_rate = 3");
     let error = Config::parse(&unknown, "x.toml").unwrap_err().to_string();
     assert!(error.contains("learnin_rate") && error.contains("x.toml"), "{error}");
     let range = text.replace("full_search_probability = 0.5", "full_search_probability = 1.5");
-    assert!(Config::parse(&range, "x.toml").unwrap_err().to_string().contains("full_search_probability"));
+    assert!(Config::parse(&range, "x.toml")
+        .unwrap_err()
+        .to_string()
+        .contains("full_search_probability"));
     let size = text.replace("size = \"tiny\"", "size = \"enormous\"");
     assert!(Config::parse(&size, "x.toml").unwrap_err().to_string().contains("enormous"));
     let board = text.replace("[rules]", "[rules]\nwidth = 40");
@@ -411,31 +645,79 @@ fn bad_configs_are_named() {
     assert_ne!(precision, text);
     assert!(Config::parse(&precision, "x.toml").unwrap_err().to_string().contains("f16"));
     let bf16 = text.replace("device = \"cpu\"", "device = \"cpu\"\nprecision = \"bf16\"");
-    assert_eq!(Config::parse(&bf16, "x.toml").unwrap().run.precision, epaminondas::nn::Precision::Bf16);
-    let gumbel = text.replace("random_opening_plies = 2", "random_opening_plies = 2\nroot_search = { kind = \"gumbel\", considered = 1 }");
+    assert_eq!(
+        Config::parse(&bf16, "x.toml").unwrap().run.precision,
+        epaminondas::nn::Precision::Bf16
+    );
+    let gumbel = text.replace(
+        "random_opening_plies = 2",
+        "random_opening_plies = 2\nroot_search = { kind = \"gumbel\", considered = 1 }",
+    );
     assert_ne!(gumbel, text);
     assert!(Config::parse(&gumbel, "x.toml").unwrap_err().to_string().contains("root_search"));
-    let typo = text.replace("random_opening_plies = 2", "random_opening_plies = 2\nroot_search = { kind = \"gumbal\", considered = 8 }");
+    let typo = text.replace(
+        "random_opening_plies = 2",
+        "random_opening_plies = 2\nroot_search = { kind = \"gumbal\", considered = 8 }",
+    );
     assert!(Config::parse(&typo, "x.toml").unwrap_err().to_string().contains("gumbal"));
     let share = text.replace("[training]", "[training]\nsearch_value_share = 1.5");
-    assert!(Config::parse(&share, "x.toml").unwrap_err().to_string().contains("search_value_share"));
-    let opponent = |spec: &str, share: &str| text.replace("random_opening_plies = 2", &format!("random_opening_plies = 2\nopponent = {{ player = \"{spec}\", share = {share} }}"));
+    assert!(Config::parse(&share, "x.toml")
+        .unwrap_err()
+        .to_string()
+        .contains("search_value_share"));
+    let opponent = |spec: &str, share: &str| {
+        text.replace(
+            "random_opening_plies = 2",
+            &format!(
+                "random_opening_plies = 2\nopponent = {{ player = \"{spec}\", share = {share} }}"
+            ),
+        )
+    };
     Config::parse(&opponent("mcts-rollout:sims=100", "0.5"), "x.toml").unwrap();
-    for (spec, share, named) in [("net:models/x.safetensors", "0.5", "is a network"), ("mcts-rollout:time=0.1", "0.5", "time limit"), ("greedy", "0", "share"), ("greedy", "1.5", "share"), ("grredy", "0.5", "grredy")] {
+    for (spec, share, named) in [
+        ("net:models/x.safetensors", "0.5", "is a network"),
+        ("mcts-rollout:time=0.1", "0.5", "time limit"),
+        ("greedy", "0", "share"),
+        ("greedy", "1.5", "share"),
+        ("grredy", "0.5", "grredy"),
+    ] {
         let error = Config::parse(&opponent(spec, share), "x.toml").unwrap_err().to_string();
-        assert!(error.contains("selfplay.opponent") && error.contains(named), "{spec} {share}: {error}");
+        assert!(
+            error.contains("selfplay.opponent") && error.contains(named),
+            "{spec} {share}: {error}"
+        );
     }
     // Several opponents, as an array; the one-table form reads as a list of one.
-    let opponents = |list: &str| text.replace("random_opening_plies = 2", &format!("random_opening_plies = 2\nopponents = [{list}]"));
+    let opponents = |list: &str| {
+        text.replace(
+            "random_opening_plies = 2",
+            &format!("random_opening_plies = 2\nopponents = [{list}]"),
+        )
+    };
     let two = Config::parse(&opponents(r#"{ player = "greedy", share = 0.25 }, { player = "alphabeta:depth=2", share = 0.25 }"#), "x.toml").unwrap();
-    assert_eq!(two.selfplay.opponents.iter().map(|o| o.player.as_str()).collect::<Vec<_>>(), ["greedy", "alphabeta:depth=2"]);
-    assert_eq!(Config::parse(&opponent("greedy", "0.5"), "x.toml").unwrap().selfplay.opponents.len(), 1);
+    assert_eq!(
+        two.selfplay.opponents.iter().map(|o| o.player.as_str()).collect::<Vec<_>>(),
+        ["greedy", "alphabeta:depth=2"]
+    );
+    assert_eq!(
+        Config::parse(&opponent("greedy", "0.5"), "x.toml").unwrap().selfplay.opponents.len(),
+        1
+    );
     // What a run directory stores reads back the same.
     assert_eq!(Config::parse(&two.to_toml(), "x.toml").unwrap(), two);
     for (list, named) in [
-        (r#"{ player = "greedy", share = 0.6 }, { player = "alphabeta:depth=2", share = 0.6 }"#, "add up to 1.2"),
-        (r#"{ player = "greedy", share = 0.2 }, { player = "greedy", share = 0.2 }"#, "given twice"),
-        (r#"{ player = "greedy", share = 0.2 }, { player = "alphabeta:depth=2", shares = 0.2 }"#, "shares"),
+        (
+            r#"{ player = "greedy", share = 0.6 }, { player = "alphabeta:depth=2", share = 0.6 }"#,
+            "add up to 1.2",
+        ),
+        (
+            r#"{ player = "greedy", share = 0.2 }, { player = "greedy", share = 0.2 }"#,
+            "given twice",
+        ),
+        (
+            r#"{ player = "greedy", share = 0.2 }, { player = "alphabeta:depth=2", shares = 0.2 }"#,
+            "shares",
+        ),
     ] {
         let error = Config::parse(&opponents(list), "x.toml").unwrap_err().to_string();
         assert!(error.contains(named), "{list}: {error}");
@@ -454,11 +736,27 @@ fn configs_name_only_what_differs_from_the_defaults() {
     assert_eq!(default.rules.ply_cap, Some(epaminondas::config::DEFAULT_PLY_CAP));
     // A section that names one key keeps the defaults of the others, the search's root noise
     // (which a player's search has not) included, and a [rules] without a cap gets the default.
-    let variant = Config::parse("[rules]\nwidth = 10\nheight = 8\n[search]\nc_puct = 2.0\n[training]\nbatch_size = 64\n", "v.toml").unwrap();
-    assert_eq!((variant.rules.width, variant.rules.height, variant.rules.ply_cap), (10, 8, Some(300)));
-    assert_eq!(variant.search, epaminondas::mcts::SearchConfig { c_puct: 2.0, ..default.search.clone() });
-    assert_eq!(variant.training, epaminondas::config::TrainingConfig { batch_size: 64, ..default.training.clone() });
-    assert_eq!((variant.selfplay, variant.replay, variant.network), (default.selfplay.clone(), default.replay.clone(), default.network.clone()));
+    let variant = Config::parse(
+        "[rules]\nwidth = 10\nheight = 8\n[search]\nc_puct = 2.0\n[training]\nbatch_size = 64\n",
+        "v.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        (variant.rules.width, variant.rules.height, variant.rules.ply_cap),
+        (10, 8, Some(300))
+    );
+    assert_eq!(
+        variant.search,
+        epaminondas::mcts::SearchConfig { c_puct: 2.0, ..default.search.clone() }
+    );
+    assert_eq!(
+        variant.training,
+        epaminondas::config::TrainingConfig { batch_size: 64, ..default.training.clone() }
+    );
+    assert_eq!(
+        (variant.selfplay, variant.replay, variant.network),
+        (default.selfplay.clone(), default.replay.clone(), default.network.clone())
+    );
     // Left out, the threads are the cores this process may use, found on every start.
     assert_eq!(default.run.threads, None);
     assert_eq!(default.run.threads(), epaminondas::config::available_cores());
@@ -510,8 +808,14 @@ fn searched_chances_are_kept_and_blended_into_the_value_target() {
     let samples = read_chunk(&run_dir.join("replay"), 1, &config.rules).unwrap();
     assert!(samples.len() > 10);
     for sample in &samples {
-        let Wdl { win, draw, loss } = sample.searched.expect("a self-play sample has the search's chances");
-        assert!([win, draw, loss].iter().all(|c| (0.0..=1.0).contains(c)) && (win + draw + loss - 1.0).abs() < 1e-4, "{:?}", sample.searched);
+        let Wdl { win, draw, loss } =
+            sample.searched.expect("a self-play sample has the search's chances");
+        assert!(
+            [win, draw, loss].iter().all(|c| (0.0..=1.0).contains(c))
+                && (win + draw + loss - 1.0).abs() < 1e-4,
+            "{:?}",
+            sample.searched
+        );
     }
     // They are the search's estimates, not the results again.
     assert!(samples.iter().any(|s| s.searched != Some(Wdl::certain(s.outcome as f32))));
@@ -532,7 +836,9 @@ fn searched_chances_are_kept_and_blended_into_the_value_target() {
     assert_eq!(read_samples(&path, &config.rules).unwrap(), pair[1..]);
     // The layout that kept piece leads after the chances (a flag and two bytes) reads with them
     // skipped, and a flag that is neither 0 nor 1 is refused by name.
-    for (leads, expected) in [(vec![0u8], Ok(())), (vec![1, 3, 253], Ok(())), (vec![9], Err("piece-leads flag"))] {
+    for (leads, expected) in
+        [(vec![0u8], Ok(())), (vec![1, 3, 253], Ok(())), (vec![9], Err("piece-leads flag"))]
+    {
         let mut with_leads = encode_chunk(&pair[1..], &config.rules);
         with_leads.splice(83..83, leads);
         with_leads[..8].copy_from_slice(b"EPAMREP3");
@@ -556,17 +862,32 @@ fn searched_chances_are_kept_and_blended_into_the_value_target() {
     let mut won = samples[0].clone();
     won.outcome = 1;
     won.searched = Some(Wdl { win: 0.2, draw: 0.3, loss: 0.5 });
-    let close = |got: [f32; 3], want: [f32; 3]| got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6);
+    let close =
+        |got: [f32; 3], want: [f32; 3]| got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6);
     assert!(close(train::value_target(&won, 0.0), [1.0, 0.0, 0.0]));
-    assert!(close(train::value_target(&won, 0.5), [0.6, 0.15, 0.25]), "{:?}", train::value_target(&won, 0.5));
+    assert!(
+        close(train::value_target(&won, 0.5), [0.6, 0.15, 0.25]),
+        "{:?}",
+        train::value_target(&won, 0.5)
+    );
     assert!(close(train::value_target(&won, 1.0), [0.2, 0.3, 0.5]));
     let mut unsearched = won.clone();
     unsearched.searched = None;
     assert!(close(train::value_target(&unsearched, 0.5), [1.0, 0.0, 0.0]));
     // And the batch carries it, mirrored or not.
-    let batch = train::make_batch(&[&won, &unsearched], &[true, false], epaminondas::encode::Inputs::default(), 0.5, tch::Device::Cpu);
+    let batch = train::make_batch(
+        &[&won, &unsearched],
+        &[true, false],
+        epaminondas::encode::Inputs::default(),
+        0.5,
+        tch::Device::Cpu,
+    );
     let values: Vec<f32> = Vec::try_from(batch.value.flatten(0, -1)).unwrap();
-    assert!(close(values[..3].try_into().unwrap(), [0.6, 0.15, 0.25]) && close(values[3..].try_into().unwrap(), [1.0, 0.0, 0.0]), "{values:?}");
+    assert!(
+        close(values[..3].try_into().unwrap(), [0.6, 0.15, 0.25])
+            && close(values[3..].try_into().unwrap(), [1.0, 0.0, 0.0]),
+        "{values:?}"
+    );
 }
 
 /// Self-play tells where it stands about once a second while it plays, whether or not a game
@@ -585,22 +906,44 @@ fn selfplay_reports_its_progress_while_games_are_under_way() {
     }
     let config = smoke();
     let mut reports: Vec<SelfPlayProgress> = Vec::new();
-    let Ok(output) = play_games(&mut Slow, config.rules, &config.search, &config.selfplay, 5, "test", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(()), &mut |p| reports.push(*p));
+    let Ok(output) = play_games(
+        &mut Slow,
+        config.rules,
+        &config.search,
+        &config.selfplay,
+        5,
+        "test",
+        Vec::new(),
+        &mut |_, _| Ok::<(), std::convert::Infallible>(()),
+        &mut |p| reports.push(*p),
+    );
     assert!(reports.len() >= 2, "{} reports in {:.1} s", reports.len(), output.stats.seconds);
     for pair in reports.windows(2) {
-        assert!(pair[1].plies > pair[0].plies && pair[1].simulations > pair[0].simulations && pair[1].seconds > pair[0].seconds, "{pair:?}");
+        assert!(
+            pair[1].plies > pair[0].plies
+                && pair[1].simulations > pair[0].simulations
+                && pair[1].seconds > pair[0].seconds,
+            "{pair:?}"
+        );
     }
     let last = reports.last().unwrap();
-    assert!(last.plies <= output.records.iter().map(|r| r.moves.len()).sum::<usize>() && last.simulations <= output.stats.simulations, "{last:?}");
+    assert!(
+        last.plies <= output.records.iter().map(|r| r.moves.len()).sum::<usize>()
+            && last.simulations <= output.stats.simulations,
+        "{last:?}"
+    );
     assert_eq!((last.games_total, last.games_to_play), (4, 4));
     let first = reports[0];
     if first.games_done == 0 {
         assert_eq!(first.plies_per_game, 40.0, "no game has ended: the ply cap");
     }
     let left = first.seconds_left().unwrap();
-    let expected = first.seconds / first.plies as f64 * (4.0 * first.plies_per_game - first.plies as f64);
+    let expected =
+        first.seconds / first.plies as f64 * (4.0 * first.plies_per_game - first.plies as f64);
     assert!((left - expected).abs() < 1e-9 && left > 0.0, "{left} against {expected}");
-    assert!((first.simulations_per_second() - first.simulations as f64 / first.seconds).abs() < 1e-9);
+    assert!(
+        (first.simulations_per_second() - first.simulations as f64 / first.seconds).abs() < 1e-9
+    );
 }
 
 #[test]
@@ -649,18 +992,50 @@ fn fixed_training() -> TrainingConfig {
 #[test]
 fn training_lowers_the_loss_on_a_fixed_buffer() {
     for kind in [OptimizerKind::AdamW, OptimizerKind::Sgd] {
-        let network = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(11)).unwrap();
+        let network =
+            Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(11)).unwrap();
         let buffer = fixed_buffer();
         let mut training = fixed_training();
         training.optimizer = kind;
         let rate = if kind == OptimizerKind::Sgd { 0.05 } else { 0.01 };
         let mut optimizer = Optimizer::new(&network, training.optimizer_settings());
         let mut rng = StdRng::seed_from_u64(1);
-        let first = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: rate }, &training, &mut rng, &|_| {});
-        let _ = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 150, learning_rate: rate }, &training, &mut rng, &|_| {});
-        let last = train::train(&network, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: rate }, &training, &mut rng, &|_| {});
-        assert!(last.policy_loss < first.policy_loss * 0.5, "{kind:?}: policy loss {} -> {}", first.policy_loss, last.policy_loss);
-        assert!(last.value_loss < first.value_loss * 0.5, "{kind:?}: value loss {} -> {}", first.value_loss, last.value_loss);
+        let first = train::train(
+            &network,
+            &mut optimizer,
+            Round { buffer: &buffer, window: 32, steps: 5, learning_rate: rate },
+            &training,
+            &mut rng,
+            &|_| {},
+        );
+        let _ = train::train(
+            &network,
+            &mut optimizer,
+            Round { buffer: &buffer, window: 32, steps: 150, learning_rate: rate },
+            &training,
+            &mut rng,
+            &|_| {},
+        );
+        let last = train::train(
+            &network,
+            &mut optimizer,
+            Round { buffer: &buffer, window: 32, steps: 5, learning_rate: rate },
+            &training,
+            &mut rng,
+            &|_| {},
+        );
+        assert!(
+            last.policy_loss < first.policy_loss * 0.5,
+            "{kind:?}: policy loss {} -> {}",
+            first.policy_loss,
+            last.policy_loss
+        );
+        assert!(
+            last.value_loss < first.value_loss * 0.5,
+            "{kind:?}: value loss {} -> {}",
+            first.value_loss,
+            last.value_loss
+        );
         assert!(last.value_accuracy > 0.9, "{kind:?}: value accuracy {}", last.value_accuracy);
         assert!(first.grad_norm > 0.0);
     }
@@ -674,18 +1049,41 @@ fn optimizer_state_survives_a_save_and_load() {
     let buffer = fixed_buffer();
     let training = fixed_training();
     let settings = training.optimizer_settings();
-    let straight = Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(5)).unwrap();
+    let straight =
+        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(5)).unwrap();
     let mut optimizer = Optimizer::new(&straight, settings);
-    train::train(&straight, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 10, learning_rate: 0.01 }, &training, &mut StdRng::seed_from_u64(2), &|_| {});
+    train::train(
+        &straight,
+        &mut optimizer,
+        Round { buffer: &buffer, window: 32, steps: 10, learning_rate: 0.01 },
+        &training,
+        &mut StdRng::seed_from_u64(2),
+        &|_| {},
+    );
     let path = dir.path().join("optimizer.safetensors");
     optimizer.save(&path).unwrap();
     straight.save(&dir.path().join("net.safetensors"), &Default::default()).unwrap();
 
-    let (resumed, _) = Network::load(&dir.path().join("net.safetensors"), tch::Device::Cpu).unwrap();
+    let (resumed, _) =
+        Network::load(&dir.path().join("net.safetensors"), tch::Device::Cpu).unwrap();
     let mut reloaded = Optimizer::load(&path, &resumed, settings).unwrap();
     assert_eq!(reloaded.steps(), 10);
-    train::train(&straight, &mut optimizer, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: 0.01 }, &training, &mut StdRng::seed_from_u64(3), &|_| {});
-    train::train(&resumed, &mut reloaded, Round { buffer: &buffer, window: 32, steps: 5, learning_rate: 0.01 }, &training, &mut StdRng::seed_from_u64(3), &|_| {});
+    train::train(
+        &straight,
+        &mut optimizer,
+        Round { buffer: &buffer, window: 32, steps: 5, learning_rate: 0.01 },
+        &training,
+        &mut StdRng::seed_from_u64(3),
+        &|_| {},
+    );
+    train::train(
+        &resumed,
+        &mut reloaded,
+        Round { buffer: &buffer, window: 32, steps: 5, learning_rate: 0.01 },
+        &training,
+        &mut StdRng::seed_from_u64(3),
+        &|_| {},
+    );
     for (name, tensor) in straight.vs.variables() {
         let other = &resumed.vs.variables()[&name];
         assert!(tensor.equal(other), "{name} differs after resuming the optimiser");
@@ -695,7 +1093,10 @@ fn optimizer_state_survives_a_save_and_load() {
     let sgd = OptimizerSettings { kind: OptimizerKind::Sgd, ..settings };
     let error = Optimizer::load(&path, &resumed, sgd).err().unwrap().to_string();
     assert!(error.contains("AdamW") && error.contains("Sgd"), "{error}");
-    let error = Optimizer::load(&dir.path().join("net.safetensors"), &resumed, settings).err().unwrap().to_string();
+    let error = Optimizer::load(&dir.path().join("net.safetensors"), &resumed, settings)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(error.contains("epaminondas-optimizer-v1"), "{error}");
 }
 
@@ -704,7 +1105,10 @@ fn optimizer_state_survives_a_save_and_load() {
 /// saves in f32, the rounded weights exactly.
 /// The medium agent, loaded in f32 on the CPU.
 fn medium_agent() -> Network {
-    let agent = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/anchored-values-6x64-step1600.safetensors"));
+    let agent = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/anchored-values-6x64-step1600.safetensors"
+    ));
     Network::load(agent, tch::Device::Cpu).unwrap().0
 }
 
@@ -738,10 +1142,24 @@ fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
     let after = network.evaluate(&requests);
     let mut differs = false;
     for ((f32_eval, bf16_eval), again) in before.iter().zip(&rounded).zip(&after) {
-        assert_eq!((f32_eval.priors.clone(), f32_eval.value), (again.priors.clone(), again.value), "the original changed");
-        let prior_gap = f32_eval.priors.iter().zip(&bf16_eval.priors).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert_eq!(
+            (f32_eval.priors.clone(), f32_eval.value),
+            (again.priors.clone(), again.value),
+            "the original changed"
+        );
+        let prior_gap = f32_eval
+            .priors
+            .iter()
+            .zip(&bf16_eval.priors)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
         assert!(prior_gap < 0.05, "a prior moved by {prior_gap}");
-        assert!((f32_eval.value - bf16_eval.value).abs() < 0.1, "value {} in f32, {} in bf16", f32_eval.value, bf16_eval.value);
+        assert!(
+            (f32_eval.value - bf16_eval.value).abs() < 0.1,
+            "value {} in f32, {} in bf16",
+            f32_eval.value,
+            bf16_eval.value
+        );
         differs |= f32_eval.priors != bf16_eval.priors;
     }
     assert!(differs, "the copy computed in f32");
@@ -753,7 +1171,10 @@ fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
     assert_eq!(saved.kind(), tch::Kind::Float);
     let copied = copy.vs.variables();
     for (name, tensor) in saved.vs.variables() {
-        assert!(tensor.equal(&copied[&name].to_kind(tch::Kind::Float)), "{name} was not saved as its bf16 value");
+        assert!(
+            tensor.equal(&copied[&name].to_kind(tch::Kind::Float)),
+            "{name} was not saved as its bf16 value"
+        );
     }
     assert_eq!(copy.try_clone().unwrap().kind(), tch::Kind::BFloat16);
 }
@@ -761,8 +1182,13 @@ fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
 /// Whether a medium network's convolutions (4-d weights reading more than one channel) are all
 /// laid out channels-last: the channel dimension has stride 1.
 fn convolutions_channels_last(network: &Network) -> bool {
-    let convolutions: Vec<tch::Tensor> = network.vs.variables().into_values().filter(|v| v.dim() == 4 && v.size()[1] > 1).collect();
-    assert!(convolutions.len() > 10, "the medium network has more convolutions than {}", convolutions.len());
+    let convolutions: Vec<tch::Tensor> =
+        network.vs.variables().into_values().filter(|v| v.dim() == 4 && v.size()[1] > 1).collect();
+    assert!(
+        convolutions.len() > 10,
+        "the medium network has more convolutions than {}",
+        convolutions.len()
+    );
     convolutions.iter().all(|v| v.stride()[1] == 1)
 }
 
@@ -783,8 +1209,17 @@ fn an_f32_copy_for_search_is_laid_out_channels_last() {
     // (the agent's running statistics are far from the identity a fresh network has).
     assert!(copy.model.batch_norms_folded() && !network.model.batch_norms_folded());
     for (usual, searching) in network.evaluate(&requests).iter().zip(&copy.evaluate(&requests)) {
-        let prior_gap = usual.priors.iter().zip(&searching.priors).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
-        assert!(prior_gap < 1e-4 && (usual.value - searching.value).abs() < 1e-4, "a prior moved by {prior_gap}, the value by {}", usual.value - searching.value);
+        let prior_gap = usual
+            .priors
+            .iter()
+            .zip(&searching.priors)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
+        assert!(
+            prior_gap < 1e-4 && (usual.value - searching.value).abs() < 1e-4,
+            "a prior moved by {prior_gap}, the value by {}",
+            usual.value - searching.value
+        );
     }
     assert!(convolutions_channels_last(&copy.try_clone().unwrap()));
 
@@ -808,20 +1243,36 @@ fn shipped_configs_load() {
     let mut boards = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        let distillation = path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("distill"));
+        let distillation =
+            path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("distill"));
         if path.extension().is_some_and(|e| e == "toml") && !distillation {
             let config = Config::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             // A run saves its config and reads it back on resume: it must come back unchanged.
             let saved = config.to_toml();
             assert_eq!(Config::parse(&saved, "saved").unwrap(), config, "{saved}");
-            boards.push((path.file_name().unwrap().to_string_lossy().into_owned(), config.rules.width, config.rules.height, config.rules.stones));
+            boards.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                config.rules.width,
+                config.rules.height,
+                config.rules.stones,
+            ));
         }
     }
     // f32 options are saved as written, not widened to f64 digits.
     let saved = Config::parse("[search]\ndraw_value = -0.7\n", "contempt.toml").unwrap().to_toml();
-    assert!(saved.contains("draw_value = -0.7\n") && saved.contains("reduction = 0.2\n"), "{saved}");
+    assert!(
+        saved.contains("draw_value = -0.7\n") && saved.contains("reduction = 0.2\n"),
+        "{saved}"
+    );
     boards.sort();
-    let expected = [("10x8.toml", 10, 8, false), ("8x8.toml", 8, 8, false), ("default.toml", 14, 12, false), ("gpu.toml", 14, 12, false), ("smoke.toml", 14, 12, false), ("stones.toml", 14, 12, true)];
+    let expected = [
+        ("10x8.toml", 10, 8, false),
+        ("8x8.toml", 8, 8, false),
+        ("default.toml", 14, 12, false),
+        ("gpu.toml", 14, 12, false),
+        ("smoke.toml", 14, 12, false),
+        ("stones.toml", 14, 12, true),
+    ];
     assert_eq!(boards, expected.map(|(name, w, h, stones)| (name.to_string(), w, h, stones)));
 }
 
@@ -837,23 +1288,33 @@ fn stones_run_learns_placements_too() {
     let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
     run.train(Some(1), &Silent).unwrap();
     // Every game replays and opens with Black's, White's and Black's stone.
-    let records = GameRecord::parse_all(&std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap()).unwrap();
+    let records = GameRecord::parse_all(
+        &std::fs::read_to_string(run_dir.join("games/gen-000001.txt")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(records.len(), 4);
     for record in &records {
         assert!(record.rules().stones);
-        assert!(record.moves.len() > 3 && record.moves[..3].iter().all(|mv| mv.is_placement()), "{record}");
+        assert!(
+            record.moves.len() > 3 && record.moves[..3].iter().all(|mv| mv.is_placement()),
+            "{record}"
+        );
         assert!(record.moves[3..].iter().all(|mv| !mv.is_placement()));
         assert_eq!(record.final_position().stones().count(), 3);
         assert_eq!(GameRecord::parse(&record.to_string()).unwrap(), *record);
     }
     // The replay chunk reads back with its stones, and placement positions have targets on the
     // placement plane.
-    let samples = epaminondas::replay::read_chunk(&run_dir.join("replay"), 1, &config.rules).unwrap();
+    let samples =
+        epaminondas::replay::read_chunk(&run_dir.join("replay"), 1, &config.rules).unwrap();
     let area = 14 * 12;
     let placing: Vec<&Sample> = samples.iter().filter(|s| s.position.in_placement()).collect();
     assert!(!placing.is_empty(), "no placement position became a training target");
     for sample in &placing {
-        assert!(sample.policy.iter().all(|&(index, _)| index as usize / area == epaminondas::encode::PLANE_PLACE));
+        assert!(sample
+            .policy
+            .iter()
+            .all(|&(index, _)| index as usize / area == epaminondas::encode::PLANE_PLACE));
     }
     assert!(samples.iter().any(|s| s.position.stones().count() == 3));
     // The checkpoints are networks for the stones variant (7 + 1 input planes, 65 policy
@@ -864,11 +1325,19 @@ fn stones_run_learns_placements_too() {
     assert!(network.vs.variables()["stem.conv.weight"].size()[1] == 12);
     // A standard network is refused for this game, and this network for the standard game.
     let standard_path = dir.path().join("standard.safetensors");
-    Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(1)).unwrap().save(&standard_path, &Default::default()).unwrap();
-    let error = epaminondas::players::check_net_rules(&standard_path, &config.rules).unwrap_err().to_string();
+    Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(1))
+        .unwrap()
+        .save(&standard_path, &Default::default())
+        .unwrap();
+    let error = epaminondas::players::check_net_rules(&standard_path, &config.rules)
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("stones"), "{error}");
-    assert!(epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &smoke().rules).is_err());
-    assert!(epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &config.rules).is_ok());
+    assert!(epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &smoke().rules)
+        .is_err());
+    assert!(
+        epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &config.rules).is_ok()
+    );
 }
 
 /// Networks for the standard game are what they were: no stones key in their config, and a
@@ -878,13 +1347,17 @@ fn standard_network_files_are_unchanged_by_the_variant() {
     let tiny = NetConfig::named("tiny").unwrap();
     let json = serde_json::to_string(&tiny).unwrap();
     assert!(!json.contains("stones"), "{json}");
-    let old: NetConfig = serde_json::from_str(r#"{"blocks":1,"channels":16,"policy_channels":8,"value_channels":8,"value_hidden":16}"#).unwrap();
+    let old: NetConfig = serde_json::from_str(
+        r#"{"blocks":1,"channels":16,"policy_channels":8,"value_channels":8,"value_hidden":16}"#,
+    )
+    .unwrap();
     assert_eq!(old, tiny);
     let network = Network::new(&tiny, tch::Device::Cpu, Some(1)).unwrap();
     assert_eq!(network.vs.variables()["stem.conv.weight"].size()[1], 7);
     assert_eq!(network.vs.variables()["policy.out.weight"].size()[0], 64);
     // A shipped agent without stones and threat planes reads as standard.
-    let shipped = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/crossings-blend-gen70.safetensors"));
+    let shipped =
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models/crossings-blend-gen70.safetensors"));
     let (network, _) = Network::load(shipped, tch::Device::Cpu).unwrap();
     assert!(!network.config.stones && !network.config.threats);
 }
@@ -909,19 +1382,32 @@ fn capped_games_are_scored_as_configured() {
     };
     let capped = Rules { ply_cap: Some(2), ..Rules::default() };
     // White has three pieces to Black's two, far from each other.
-    let record = record_of("14/14/b13/b13/14/14/14/14/14/13w/13w/13w w 0", capped, &["n3-m4", "a10-b9"]);
+    let record =
+        record_of("14/14/b13/b13/14/14/14/14/14/13w/13w/13w w 0", capped, &["n3-m4", "a10-b9"]);
     assert_eq!((record.result, record.termination), (RecordResult::Draw, Termination::PlyCap));
     assert_eq!(target_result(&record, CappedGames::Draw), RecordResult::Draw);
     assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
     // Black ahead: a win for Black.
-    let record = record_of("14/14/b13/b13/b13/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
+    let record =
+        record_of("14/14/b13/b13/b13/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
     assert_eq!(target_result(&record, CappedGames::Material), RecordResult::BlackWins);
     // Equal material stays a draw.
-    let record = record_of("14/14/b13/b13/14/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
-    assert_eq!((record.termination, target_result(&record, CappedGames::Material)), (Termination::PlyCap, RecordResult::Draw));
+    let record =
+        record_of("14/14/b13/b13/14/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
+    assert_eq!(
+        (record.termination, target_result(&record, CappedGames::Material)),
+        (Termination::PlyCap, RecordResult::Draw)
+    );
     // A game that ended on the board keeps its result, whatever the material.
-    let record = record_of("14/13w/b13/b13/b13/14/14/14/14/14/14/14 w 0", Rules::default(), &["n11-n12", "a8-a7"]);
-    assert_eq!((record.result, record.termination), (RecordResult::WhiteWins, Termination::BackRow));
+    let record = record_of(
+        "14/13w/b13/b13/b13/14/14/14/14/14/14/14 w 0",
+        Rules::default(),
+        &["n11-n12", "a8-a7"],
+    );
+    assert_eq!(
+        (record.result, record.termination),
+        (RecordResult::WhiteWins, Termination::BackRow)
+    );
     assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
 }
 
@@ -938,17 +1424,36 @@ fn self_play_stops_games_that_stall() {
     config.selfplay.games_per_generation = 8;
     config.selfplay.stall_plies = Some(12);
     config.selfplay.capped_games = CappedGames::Material;
-    let Ok(output) = play_games(&mut UniformEvaluator, config.rules, &config.search, &config.selfplay, 3, "test", Vec::new(), &mut |_, _| Ok::<(), std::convert::Infallible>(()), &mut |_| {});
+    let Ok(output) = play_games(
+        &mut UniformEvaluator,
+        config.rules,
+        &config.search,
+        &config.selfplay,
+        3,
+        "test",
+        Vec::new(),
+        &mut |_, _| Ok::<(), std::convert::Infallible>(()),
+        &mut |_| {},
+    );
     assert_eq!(output.records.len(), 8);
     let mut stopped = 0;
     for record in &output.records {
         let positions = record.positions();
-        let captures: Vec<bool> = positions.windows(2).map(|w| w[1].occupied().count() < w[0].occupied().count()).collect();
+        let captures: Vec<bool> = positions
+            .windows(2)
+            .map(|w| w[1].occupied().count() < w[0].occupied().count())
+            .collect();
         let quiet_tail = captures.iter().rev().take_while(|&&c| !c).count();
         if record.termination == Termination::Unfinished {
             stopped += 1;
             assert_eq!(quiet_tail, 12, "stopped exactly at the limit");
-            assert!(record.extra.contains(&("Stopped".to_string(), "no capture in 12 plies".to_string())), "{:?}", record.extra);
+            assert!(
+                record
+                    .extra
+                    .contains(&("Stopped".to_string(), "no capture in 12 plies".to_string())),
+                "{:?}",
+                record.extra
+            );
             assert_eq!(target_result(record, CappedGames::Draw), RecordResult::Draw);
         } else {
             assert!(quiet_tail < 12, "a game that went on never stalled");
@@ -984,7 +1489,9 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
     let run = Run::start_from(&dir.path().join("run"), with_threats.clone(), &source_path).unwrap();
     let (mut started, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
     assert!(started.config.threats && !source.config.threats);
-    assert!(std::fs::read_to_string(run.dir.join("run.json")).unwrap().contains("source.safetensors"));
+    assert!(std::fs::read_to_string(run.dir.join("run.json"))
+        .unwrap()
+        .contains("source.safetensors"));
     // Positions from a game with captures and far-row threats about: the same priors and
     // values, though the new network reads four more planes.
     let mut position = Position::standard();
@@ -1014,13 +1521,20 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
     let mut wider = with_threats.clone();
     wider.network.channels = Some(24);
     let refused = Run::start_from(&dir.path().join("wider"), wider, &source_path).err().unwrap();
-    assert!(refused.to_string().contains("stem.conv.weight") || refused.to_string().contains("shape"), "{refused}");
+    assert!(
+        refused.to_string().contains("stem.conv.weight") || refused.to_string().contains("shape"),
+        "{refused}"
+    );
     // A deeper source would lend its first blocks and lose the rest unsaid.
     let mut deeper = plain.clone();
     deeper.network.blocks = Some(plain.net_config().unwrap().blocks + 1);
     let deeper_path = dir.path().join("deeper.safetensors");
-    Network::new(&deeper.net_config().unwrap(), tch::Device::Cpu, Some(7)).unwrap().save(&deeper_path, &Default::default()).unwrap();
-    let refused = Run::start_from(&dir.path().join("shallower"), with_threats, &deeper_path).err().unwrap();
+    Network::new(&deeper.net_config().unwrap(), tch::Device::Cpu, Some(7))
+        .unwrap()
+        .save(&deeper_path, &Default::default())
+        .unwrap();
+    let refused =
+        Run::start_from(&dir.path().join("shallower"), with_threats, &deeper_path).err().unwrap();
     assert!(refused.to_string().contains("that this network lacks"), "{refused}");
 }
 
@@ -1036,20 +1550,43 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     let source_dir = dir.path().join("source");
     Run::open(&source_dir, Some(smoke())).unwrap().train(Some(2), &Silent).unwrap();
     let rules = smoke().rules;
-    let samples: Vec<Sample> = (1..=2).flat_map(|g| epaminondas::replay::read_chunk(&source_dir.join("replay"), g, &rules).unwrap()).collect();
+    let samples: Vec<Sample> = (1..=2)
+        .flat_map(|g| {
+            epaminondas::replay::read_chunk(&source_dir.join("replay"), g, &rules).unwrap()
+        })
+        .collect();
 
     let mut wider = smoke();
     wider.network.channels = Some(24);
     let pretraining = Pretraining { source_run: &source_dir, steps: 40, init: None };
-    let mut run = Run::start_pretrained(&dir.path().join("wider"), wider.clone(), pretraining, &Silent).unwrap();
+    let mut run =
+        Run::start_pretrained(&dir.path().join("wider"), wider.clone(), pretraining, &Silent)
+            .unwrap();
     let (pretrained, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
     assert_eq!(pretrained.config.channels, 24);
-    let untrained = Network::new(&wider.net_config().unwrap(), tch::Device::Cpu, Some(wider.run.seed)).unwrap();
+    let untrained =
+        Network::new(&wider.net_config().unwrap(), tch::Device::Cpu, Some(wider.run.seed)).unwrap();
     let refs: Vec<&Sample> = samples.iter().collect();
-    let batch = train::make_batch(&refs, &vec![false; refs.len()], pretrained.config.inputs(), 0.0, tch::Device::Cpu);
-    let loss = |network: &Network| train::losses(network, &batch, train::LossWeights { value: 1.0 }, false).total.double_value(&[]);
-    assert!(loss(&pretrained) < loss(&untrained) - 0.1, "pretrained {} untrained {}", loss(&pretrained), loss(&untrained));
-    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();
+    let batch = train::make_batch(
+        &refs,
+        &vec![false; refs.len()],
+        pretrained.config.inputs(),
+        0.0,
+        tch::Device::Cpu,
+    );
+    let loss = |network: &Network| {
+        train::losses(network, &batch, train::LossWeights { value: 1.0 }, false)
+            .total
+            .double_value(&[])
+    };
+    assert!(
+        loss(&pretrained) < loss(&untrained) - 0.1,
+        "pretrained {} untrained {}",
+        loss(&pretrained),
+        loss(&untrained)
+    );
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(info["pretrained"]["samples"], samples.len());
     assert_eq!(info["pretrained"]["steps"], 40);
     assert_eq!(info["pretrained"]["generations"], serde_json::json!([1, 2]));
@@ -1063,18 +1600,47 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     assert_eq!(metrics_generations(&run.dir), [1]);
     assert_eq!(run.replay_window().unwrap().generations(), [0, 1]);
 
-    let again = Run::start_pretrained(&run.dir, wider.clone(), Pretraining { source_run: &source_dir, steps: 1, init: None }, &Silent);
+    let again = Run::start_pretrained(
+        &run.dir,
+        wider.clone(),
+        Pretraining { source_run: &source_dir, steps: 1, init: None },
+        &Silent,
+    );
     assert!(matches!(again, Err(RunError::AlreadyStarted { .. })));
     let mut other_rules = wider.clone();
     other_rules.rules.ply_cap = Some(41);
-    let refused = Run::start_pretrained(&dir.path().join("other"), other_rules, Pretraining { source_run: &source_dir, steps: 1, init: None }, &Silent).err().unwrap();
-    assert!(matches!(refused, RunError::Pretraining { .. }) && refused.to_string().contains("rules"), "{refused}");
+    let refused = Run::start_pretrained(
+        &dir.path().join("other"),
+        other_rules,
+        Pretraining { source_run: &source_dir, steps: 1, init: None },
+        &Silent,
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(refused, RunError::Pretraining { .. }) && refused.to_string().contains("rules"),
+        "{refused}"
+    );
     let nowhere = dir.path().join("nowhere");
-    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &nowhere, steps: 1, init: None }, &Silent).err().unwrap();
+    let refused = Run::start_pretrained(
+        &dir.path().join("other"),
+        wider.clone(),
+        Pretraining { source_run: &nowhere, steps: 1, init: None },
+        &Silent,
+    )
+    .err()
+    .unwrap();
     assert!(refused.to_string().contains("not a run directory"), "{refused}");
     let unplayed = dir.path().join("unplayed");
     Run::open(&unplayed, Some(smoke())).unwrap();
-    let refused = Run::start_pretrained(&dir.path().join("other"), wider.clone(), Pretraining { source_run: &unplayed, steps: 1, init: None }, &Silent).err().unwrap();
+    let refused = Run::start_pretrained(
+        &dir.path().join("other"),
+        wider.clone(),
+        Pretraining { source_run: &unplayed, steps: 1, init: None },
+        &Silent,
+    )
+    .err()
+    .unwrap();
     assert!(refused.to_string().contains("replay buffer is empty"), "{refused}");
     assert!(!dir.path().join("other").exists());
 
@@ -1083,11 +1649,18 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
     // starting it again with pretraining works.
     let half_made = dir.path().join("half-made");
     std::fs::create_dir_all(half_made.join("replay")).unwrap();
-    std::fs::copy(run.dir.join("replay/gen-000000.bin"), half_made.join("replay/gen-000000.bin")).unwrap();
+    std::fs::copy(run.dir.join("replay/gen-000000.bin"), half_made.join("replay/gen-000000.bin"))
+        .unwrap();
     std::fs::copy(run.dir.join("config.toml"), half_made.join("config.toml")).unwrap();
     let refused = Run::open(&half_made, None).err().unwrap();
     assert!(refused.to_string().contains("--pretrain-on"), "{refused}");
-    let restarted = Run::start_pretrained(&half_made, wider, Pretraining { source_run: &source_dir, steps: 1, init: None }, &Silent).unwrap();
+    let restarted = Run::start_pretrained(
+        &half_made,
+        wider,
+        Pretraining { source_run: &source_dir, steps: 1, init: None },
+        &Silent,
+    )
+    .unwrap();
     assert_eq!(restarted.state.total_samples, samples.len());
 }
 
@@ -1104,32 +1677,66 @@ fn a_trained_network_goes_on_with_another_runs_buffer() {
     let source_dir = dir.path().join("source");
     Run::open(&source_dir, Some(smoke())).unwrap().train(Some(2), &Silent).unwrap();
     let rules = smoke().rules;
-    let samples: Vec<Sample> = (1..=2).flat_map(|g| epaminondas::replay::read_chunk(&source_dir.join("replay"), g, &rules).unwrap()).collect();
+    let samples: Vec<Sample> = (1..=2)
+        .flat_map(|g| {
+            epaminondas::replay::read_chunk(&source_dir.join("replay"), g, &rules).unwrap()
+        })
+        .collect();
     let trained = checkpoint_path(&source_dir, 2);
 
     let pretraining = Pretraining { source_run: &source_dir, steps: 0, init: Some(&trained) };
-    let mut run = Run::start_pretrained(&dir.path().join("on"), smoke(), pretraining, &Silent).unwrap();
+    let mut run =
+        Run::start_pretrained(&dir.path().join("on"), smoke(), pretraining, &Silent).unwrap();
     let (started, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
     let (source, _) = Network::load(&trained, tch::Device::Cpu).unwrap();
     let refs: Vec<&Sample> = samples.iter().collect();
-    let batch = train::make_batch(&refs, &vec![false; refs.len()], source.config.inputs(), 0.0, tch::Device::Cpu);
-    let loss = |network: &Network| train::losses(network, &batch, train::LossWeights { value: 1.0 }, false).total.double_value(&[]);
-    assert!((loss(&started) - loss(&source)).abs() < 1e-9, "started {} source {}", loss(&started), loss(&source));
-    let fresh = Network::new(&smoke().net_config().unwrap(), tch::Device::Cpu, Some(smoke().run.seed)).unwrap();
-    assert!((loss(&fresh) - loss(&source)).abs() > 1e-3, "the checkpoint's weights, not the run's seed, were loaded");
-    assert_eq!(epaminondas::replay::read_chunk(&run.dir.join("replay"), 0, &rules).unwrap().len(), samples.len());
+    let batch = train::make_batch(
+        &refs,
+        &vec![false; refs.len()],
+        source.config.inputs(),
+        0.0,
+        tch::Device::Cpu,
+    );
+    let loss = |network: &Network| {
+        train::losses(network, &batch, train::LossWeights { value: 1.0 }, false)
+            .total
+            .double_value(&[])
+    };
+    assert!(
+        (loss(&started) - loss(&source)).abs() < 1e-9,
+        "started {} source {}",
+        loss(&started),
+        loss(&source)
+    );
+    let fresh =
+        Network::new(&smoke().net_config().unwrap(), tch::Device::Cpu, Some(smoke().run.seed))
+            .unwrap();
+    assert!(
+        (loss(&fresh) - loss(&source)).abs() > 1e-3,
+        "the checkpoint's weights, not the run's seed, were loaded"
+    );
+    assert_eq!(
+        epaminondas::replay::read_chunk(&run.dir.join("replay"), 0, &rules).unwrap().len(),
+        samples.len()
+    );
     assert_eq!(run.state.total_samples, samples.len());
-    let info: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();
+    let info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(info["pretrained"]["steps"], 0);
     assert!(info["pretrained"].get("policy_loss").is_none(), "{info}");
-    assert!(info["initialised_from"].as_str().unwrap().ends_with("gen-000002.safetensors"), "{info}");
+    assert!(
+        info["initialised_from"].as_str().unwrap().ends_with("gen-000002.safetensors"),
+        "{info}"
+    );
     run.train(Some(1), &Silent).unwrap();
     assert_eq!(run.replay_window().unwrap().generations(), [0, 1]);
 
     let mut wider = smoke();
     wider.network.channels = Some(24);
     let pretraining = Pretraining { source_run: &source_dir, steps: 0, init: Some(&trained) };
-    let refused = Run::start_pretrained(&dir.path().join("wider"), wider, pretraining, &Silent).err().unwrap();
+    let refused = Run::start_pretrained(&dir.path().join("wider"), wider, pretraining, &Silent)
+        .err()
+        .unwrap();
     assert!(matches!(refused, RunError::Net(NetError::Incompatible { .. })), "{refused}");
     assert!(!dir.path().join("wider").exists(), "a refused start leaves no run directory behind");
 }
@@ -1152,7 +1759,12 @@ fn cpu_runs_with_opponents_are_told_to_set_the_wait_policy() {
     // --generations 0 creates the run and stops before self-play.
     let log = |config: &Path, run: &str, policy: Option<&str>| {
         let mut command = Command::new(binary);
-        command.args(["train", "--generations", "0", "--config"]).arg(config).arg("--run").arg(dir.path().join(run)).env_remove("OMP_WAIT_POLICY");
+        command
+            .args(["train", "--generations", "0", "--config"])
+            .arg(config)
+            .arg("--run")
+            .arg(dir.path().join(run))
+            .env_remove("OMP_WAIT_POLICY");
         if let Some(policy) = policy {
             command.env("OMP_WAIT_POLICY", policy);
         }

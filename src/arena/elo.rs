@@ -77,7 +77,10 @@ impl Tally {
     fn per_game_variance(&self) -> f64 {
         let n = self.games().max(1) as f64;
         let s = self.score();
-        (self.wins as f64 * (1.0 - s).powi(2) + self.draws as f64 * (0.5 - s).powi(2) + self.losses as f64 * s.powi(2)) / n
+        (self.wins as f64 * (1.0 - s).powi(2)
+            + self.draws as f64 * (0.5 - s).powi(2)
+            + self.losses as f64 * s.powi(2))
+            / n
     }
 
     /// The 95% interval of the mean score: the normal approximation (using the observed
@@ -105,14 +108,22 @@ impl Tally {
     /// estimate of 0 between -inf and +inf.
     pub fn elo(&self) -> EloEstimate {
         let (low, high) = self.score_interval();
-        EloEstimate { elo: elo_from_score(self.score()), low: elo_from_score(low), high: elo_from_score(high) }
+        EloEstimate {
+            elo: elo_from_score(self.score()),
+            low: elo_from_score(low),
+            high: elo_from_score(high),
+        }
     }
 }
 
 /// Formats an Elo value, with `inf` for the infinite ones.
 pub fn format_elo(elo: f64) -> String {
     if elo.is_infinite() {
-        if elo > 0.0 { "+inf".into() } else { "-inf".into() }
+        if elo > 0.0 {
+            "+inf".into()
+        } else {
+            "-inf".into()
+        }
     } else {
         format!("{:+.0}", elo + 0.0) // no "-0"
     }

@@ -73,7 +73,11 @@ pub fn random_opening(rules: Rules, plies: u32, seed: u64) -> Vec<Move> {
     let mut position = Position::start(rules).expect("validated rules have a start position");
     let mut moves = Vec::new();
     for _ in 0..plies {
-        let candidates: Vec<Move> = position.legal_moves().into_iter().filter(|&mv| position.play_unchecked(mv).status() == Status::Ongoing).collect();
+        let candidates: Vec<Move> = position
+            .legal_moves()
+            .into_iter()
+            .filter(|&mv| position.play_unchecked(mv).status() == Status::Ongoing)
+            .collect();
         let Some(&mv) = candidates.choose(&mut rng) else { break };
         position = position.play_unchecked(mv);
         moves.push(mv);
@@ -83,16 +87,30 @@ pub fn random_opening(rules: Rules, plies: u32, seed: u64) -> Vec<Move> {
 
 /// The opening of game `index` (each opening serves two games, one with each colour).
 fn match_opening(settings: &MatchSettings, index: usize) -> Vec<Move> {
-    random_opening(settings.rules, settings.opening_plies, settings.seed ^ (index as u64 / 2).wrapping_mul(0xD1B5_4A32_D192_ED03))
+    random_opening(
+        settings.rules,
+        settings.opening_plies,
+        settings.seed ^ (index as u64 / 2).wrapping_mul(0xD1B5_4A32_D192_ED03),
+    )
 }
 
 /// Plays one game from the start position after `opening`, asking each player in turn.
-pub fn play_game(white: &mut dyn Player, black: &mut dyn Player, rules: Rules, opening: &[Move], limit: Limit) -> GameRecord {
+pub fn play_game(
+    white: &mut dyn Player,
+    black: &mut dyn Player,
+    rules: Rules,
+    opening: &[Move],
+    limit: Limit,
+) -> GameRecord {
     let start = Position::start(rules).expect("validated rules have a start position");
     let mut moves = opening.to_vec();
     let mut position = opening.iter().fold(start, |p, mv| p.play_unchecked(*mv));
     while position.status() == Status::Ongoing {
-        let player: &mut dyn Player = if position.side_to_move() == crate::game::Color::White { &mut *white } else { &mut *black };
+        let player: &mut dyn Player = if position.side_to_move() == crate::game::Color::White {
+            &mut *white
+        } else {
+            &mut *black
+        };
         let decision = player.choose(&position, limit);
         // A player bug must not corrupt the record: an illegal move loses on the spot.
         match position.play(decision.mv) {
@@ -100,7 +118,11 @@ pub fn play_game(white: &mut dyn Player, black: &mut dyn Player, rules: Rules, o
                 moves.push(decision.mv);
                 position = next;
             }
-            Err(_) => return GameRecord::new(&white.name(), &black.name(), start, moves).resigned(position.side_to_move()).with_tag("IllegalMove", decision.mv),
+            Err(_) => {
+                return GameRecord::new(&white.name(), &black.name(), start, moves)
+                    .resigned(position.side_to_move())
+                    .with_tag("IllegalMove", decision.mv)
+            }
         }
     }
     GameRecord::new(&white.name(), &black.name(), start, moves)
@@ -123,14 +145,24 @@ pub fn a_is_white(index: usize) -> bool {
 
 /// A's score in a finished record, given whether A had White.
 pub fn a_score(record: &GameRecord, a_is_white: bool) -> f64 {
-    if a_is_white { white_score(record) } else { 1.0 - white_score(record) }
+    if a_is_white {
+        white_score(record)
+    } else {
+        1.0 - white_score(record)
+    }
 }
 
 /// Plays a match of `a` against `b`. `on_game` hears of each game as it finishes, with A's tally
 /// so far. Game `i` uses opening `i / 2`, with A as White when `i` is even; seeds derive from
 /// `settings.seed` and `i`, so a match is reproducible (with node or depth limits; a clock is
 /// never exactly reproducible).
-pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings: &MatchSettings, on_game: &dyn Fn(&GameResult, &Tally)) -> Result<MatchResult, ArenaError> {
+pub fn play_match(
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    device: DeviceChoice,
+    settings: &MatchSettings,
+    on_game: &dyn Fn(&GameResult, &Tally),
+) -> Result<MatchResult, ArenaError> {
     continue_match(a, b, device, settings, Vec::new(), on_game)
 }
 
@@ -138,7 +170,14 @@ pub fn play_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings
 /// returns the whole match. Each game is played exactly as [`play_match`] would have played it,
 /// so a match cut short and continued is the match played in one go. `on_game` hears only of
 /// the new games, with the tally of all; an SPRT that `earlier` already decides plays nothing.
-pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, settings: &MatchSettings, earlier: Vec<GameResult>, on_game: &dyn Fn(&GameResult, &Tally)) -> Result<MatchResult, ArenaError> {
+pub fn continue_match(
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    device: DeviceChoice,
+    settings: &MatchSettings,
+    earlier: Vec<GameResult>,
+    on_game: &dyn Fn(&GameResult, &Tally),
+) -> Result<MatchResult, ArenaError> {
     if settings.rules.ply_cap.is_none() {
         return Err(ArenaError::NoPlyCap);
     }
@@ -165,7 +204,8 @@ pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, sett
             let (next, stop, pending) = (&next, &stop, &pending);
             scope.spawn(move || {
                 let seed = settings.seed ^ 0xA5A5_0000 ^ worker as u64;
-                let players = a.build(device, seed).and_then(|pa| Ok((pa, b.build(device, seed ^ 1)?)));
+                let players =
+                    a.build(device, seed).and_then(|pa| Ok((pa, b.build(device, seed ^ 1)?)));
                 let (mut player_a, mut player_b) = match players {
                     Ok(players) => players,
                     Err(error) => {
@@ -174,21 +214,49 @@ pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, sett
                     }
                 };
                 while !stop.load(Ordering::Relaxed) {
-                    let Some(&index) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-                    let game_seed = settings.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let Some(&index) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    let game_seed = settings
+                        .seed
+                        .wrapping_add(index as u64)
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
                     player_a.new_game(game_seed);
                     player_b.new_game(game_seed ^ 0x5555);
                     let opening = match_opening(settings, index);
                     let a_is_white = a_is_white(index);
                     let (mut record, white, black) = if a_is_white {
-                        (play_game(player_a.as_mut(), player_b.as_mut(), settings.rules, &opening, settings.limit), a, b)
+                        (
+                            play_game(
+                                player_a.as_mut(),
+                                player_b.as_mut(),
+                                settings.rules,
+                                &opening,
+                                settings.limit,
+                            ),
+                            a,
+                            b,
+                        )
                     } else {
-                        (play_game(player_b.as_mut(), player_a.as_mut(), settings.rules, &opening, settings.limit), b, a)
+                        (
+                            play_game(
+                                player_b.as_mut(),
+                                player_a.as_mut(),
+                                settings.rules,
+                                &opening,
+                                settings.limit,
+                            ),
+                            b,
+                            a,
+                        )
                     };
                     // Named by their specs, options included, so that two players of one network
                     // (`precision=f32` against `precision=bf16`, say) stay apart in the records.
                     (record.white, record.black) = (white.text.clone(), black.text.clone());
-                    let record = record.with_tag("Round", index + 1).with_tag("OpeningPlies", opening.len()).with_tag("Seed", settings.seed);
+                    let record = record
+                        .with_tag("Round", index + 1)
+                        .with_tag("OpeningPlies", opening.len())
+                        .with_tag("Seed", settings.seed);
                     let a_score = a_score(&record, a_is_white);
                     if sender.send(Ok(GameResult { index, a_is_white, a_score, record })).is_err() {
                         break;
@@ -231,7 +299,12 @@ pub fn continue_match(a: &PlayerSpec, b: &PlayerSpec, device: DeviceChoice, sett
 /// seen once, its seed (`Seed`), its rules, A and B in the colours of that round, the round's
 /// opening, and a result. Anything else is refused by record number, so that games of another
 /// match never count in this one.
-pub fn games_from_records(records: Vec<GameRecord>, a: &PlayerSpec, b: &PlayerSpec, settings: &MatchSettings) -> Result<Vec<GameResult>, ArenaError> {
+pub fn games_from_records(
+    records: Vec<GameRecord>,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    settings: &MatchSettings,
+) -> Result<Vec<GameResult>, ArenaError> {
     let start = Position::start(settings.rules).expect("validated rules have a start position");
     let mut seen = HashSet::new();
     let mut games = Vec::with_capacity(records.len());
@@ -240,24 +313,40 @@ pub fn games_from_records(records: Vec<GameRecord>, a: &PlayerSpec, b: &PlayerSp
         let round = record.tag("Round").ok_or_else(|| refuse("it has no Round tag".into()))?;
         let index = match round.parse::<usize>() {
             Ok(round) if (1..=settings.games).contains(&round) => round - 1,
-            _ => return Err(refuse(format!("round {round:?} is not one of 1..={}", settings.games))),
+            _ => {
+                return Err(refuse(format!("round {round:?} is not one of 1..={}", settings.games)))
+            }
         };
         if !seen.insert(index) {
             return Err(refuse(format!("round {round} appears twice")));
         }
         if record.tag("Seed") != Some(settings.seed.to_string().as_str()) {
-            return Err(refuse(format!("its seed is {:?}, the match's is {}", record.tag("Seed").unwrap_or("missing"), settings.seed)));
+            return Err(refuse(format!(
+                "its seed is {:?}, the match's is {}",
+                record.tag("Seed").unwrap_or("missing"),
+                settings.seed
+            )));
         }
         if record.start != start {
-            return Err(refuse(format!("it was played under other rules ({}) or from another start", record.rules())));
+            return Err(refuse(format!(
+                "it was played under other rules ({}) or from another start",
+                record.rules()
+            )));
         }
         let a_is_white = a_is_white(index);
         let (white, black) = if a_is_white { (a, b) } else { (b, a) };
-        if (record.white.as_str(), record.black.as_str()) != (white.text.as_str(), black.text.as_str()) {
-            return Err(refuse(format!("round {round} is {} (White) against {}, not {white} against {black}", record.white, record.black)));
+        if (record.white.as_str(), record.black.as_str())
+            != (white.text.as_str(), black.text.as_str())
+        {
+            return Err(refuse(format!(
+                "round {round} is {} (White) against {}, not {white} against {black}",
+                record.white, record.black
+            )));
         }
         if !record.moves.starts_with(&match_opening(settings, index)) {
-            return Err(refuse(format!("round {round} does not begin with the match's opening (another --opening-plies?)")));
+            return Err(refuse(format!(
+                "round {round} does not begin with the match's opening (another --opening-plies?)"
+            )));
         }
         if record.result == RecordResult::Unfinished {
             return Err(refuse(format!("round {round} has no result")));

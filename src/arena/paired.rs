@@ -40,7 +40,9 @@ pub enum PairingError {
     OtherOpening { pair: usize, round: usize },
     #[error("only {0} round(s) are in both files; a paired interval needs at least 2")]
     TooFewRounds(usize),
-    #[error("{file} is {found}, the first file {expected}: pooled matches must be of the same players")]
+    #[error(
+        "{file} is {found}, the first file {expected}: pooled matches must be of the same players"
+    )]
     OtherPlayers { file: String, found: String, expected: String },
 }
 
@@ -64,15 +66,31 @@ impl MatchRounds {
         let mut names: Option<(String, String)> = None;
         let mut rounds = BTreeMap::new();
         for (i, record) in records.iter().enumerate() {
-            let refuse = |problem: String| PairingError::Record { file: file.to_string(), number: i + 1, problem };
+            let refuse = |problem: String| PairingError::Record {
+                file: file.to_string(),
+                number: i + 1,
+                problem,
+            };
             let round: usize = match record.tag("Round").map(str::parse) {
                 Some(Ok(round)) if round >= 1 => round,
-                Some(_) => return Err(refuse(format!("its Round tag {:?} is not a round number", record.tag("Round").unwrap_or_default()))),
+                Some(_) => {
+                    return Err(refuse(format!(
+                        "its Round tag {:?} is not a round number",
+                        record.tag("Round").unwrap_or_default()
+                    )))
+                }
                 None => return Err(refuse("it has no Round tag (is it a match record?)".into())),
             };
-            let opening_plies: usize = record.tag("OpeningPlies").and_then(|p| p.parse().ok()).ok_or_else(|| refuse("it has no OpeningPlies tag".into()))?;
+            let opening_plies: usize = record
+                .tag("OpeningPlies")
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(|| refuse("it has no OpeningPlies tag".into()))?;
             let a_is_white = a_is_white(round - 1);
-            let (a, b) = if a_is_white { (&record.white, &record.black) } else { (&record.black, &record.white) };
+            let (a, b) = if a_is_white {
+                (&record.white, &record.black)
+            } else {
+                (&record.black, &record.white)
+            };
             match &names {
                 None => names = Some((a.clone(), b.clone())),
                 Some(earlier) if (&earlier.0, &earlier.1) != (a, b) => {
@@ -81,7 +99,8 @@ impl MatchRounds {
                 Some(_) => {}
             }
             let score = a_score(record, a_is_white);
-            let opening = (record.start, record.moves.iter().take(opening_plies).copied().collect());
+            let opening =
+                (record.start, record.moves.iter().take(opening_plies).copied().collect());
             if rounds.insert(round, Round { score, opening }).is_some() {
                 return Err(refuse(format!("round {round} appears twice")));
             }
@@ -106,7 +125,11 @@ pub fn pool(files: &[(&str, &[GameRecord])]) -> Result<Vec<MatchRounds>, Pairing
     for (file, records) in files {
         let read = MatchRounds::read(records, file)?;
         if let Some(first) = matches.first().filter(|first| first.players != read.players) {
-            return Err(PairingError::OtherPlayers { file: file.to_string(), found: read.describe_players(), expected: first.describe_players() });
+            return Err(PairingError::OtherPlayers {
+                file: file.to_string(),
+                found: read.describe_players(),
+                expected: first.describe_players(),
+            });
         }
         matches.push(read);
     }
@@ -116,15 +139,24 @@ pub fn pool(files: &[(&str, &[GameRecord])]) -> Result<Vec<MatchRounds>, Pairing
 /// Pairs the games of two matches round by round and compares their first players' scores.
 /// The rounds must have begun alike (same start and opening plies), or the files are not
 /// matches on the same openings and comparing them would mean nothing.
-pub fn compare(first: &[GameRecord], second: &[GameRecord]) -> Result<PairedComparison, PairingError> {
-    compare_pooled(&[MatchRounds::read(first, "the first file")?], &[MatchRounds::read(second, "the second file")?])
+pub fn compare(
+    first: &[GameRecord],
+    second: &[GameRecord],
+) -> Result<PairedComparison, PairingError> {
+    compare_pooled(
+        &[MatchRounds::read(first, "the first file")?],
+        &[MatchRounds::read(second, "the second file")?],
+    )
 }
 
 /// [`compare`] over several pairs of matches, the i-th of `firsts` with the i-th of `seconds`
 /// (each pair on openings of its own: the same two candidates against one opponent with several
 /// seeds, say), every round of every pair one paired difference. Each side should be of one pair
 /// of players, as [`pool`] makes sure; the names reported are those of the first pair.
-pub fn compare_pooled(firsts: &[MatchRounds], seconds: &[MatchRounds]) -> Result<PairedComparison, PairingError> {
+pub fn compare_pooled(
+    firsts: &[MatchRounds],
+    seconds: &[MatchRounds],
+) -> Result<PairedComparison, PairingError> {
     let mut scores = Vec::new();
     let mut unpaired = 0;
     for (pair, (first, second)) in firsts.iter().zip(seconds).enumerate() {
@@ -145,8 +177,10 @@ pub fn compare_pooled(firsts: &[MatchRounds], seconds: &[MatchRounds]) -> Result
     }
     let mean = |values: &mut dyn Iterator<Item = f64>| values.sum::<f64>() / n as f64;
     let difference = mean(&mut scores.iter().map(|(a, b)| a - b));
-    let variance = scores.iter().map(|(a, b)| (a - b - difference).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let players = |matches: &[MatchRounds]| matches.first().map(|m| m.players.clone()).unwrap_or_default();
+    let variance =
+        scores.iter().map(|(a, b)| (a - b - difference).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let players =
+        |matches: &[MatchRounds]| matches.first().map(|m| m.players.clone()).unwrap_or_default();
     let (first, second) = (players(firsts), players(seconds));
     Ok(PairedComparison {
         players: (first.0, second.0),

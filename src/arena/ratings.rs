@@ -44,7 +44,8 @@ pub fn fit(players: usize, games: &[RatedGame], anchor: usize) -> (Vec<f64>, f64
     for _ in 0..200 {
         let mut largest_step: f64 = 0.0;
         for player in 0..players {
-            let (mut gradient, mut curvature) = (-rating[player] / (PRIOR_SD * PRIOR_SD), 1.0 / (PRIOR_SD * PRIOR_SD));
+            let (mut gradient, mut curvature) =
+                (-rating[player] / (PRIOR_SD * PRIOR_SD), 1.0 / (PRIOR_SD * PRIOR_SD));
             for game in games.iter().filter(|g| g.white == player || g.black == player) {
                 let p = white_expectation(&rating, advantage, game);
                 let sign = if game.white == player { 1.0 } else { -1.0 };
@@ -79,19 +80,37 @@ fn white_expectation(rating: &[f64], advantage: f64, game: &RatedGame) -> f64 {
 }
 
 /// [`fit`] plus 95% error bars from `resamples` bootstrap refits (games drawn with replacement).
-pub fn fit_with_errors(players: usize, games: &[RatedGame], anchor: usize, resamples: usize, seed: u64) -> Ratings {
+pub fn fit_with_errors(
+    players: usize,
+    games: &[RatedGame],
+    anchor: usize,
+    resamples: usize,
+    seed: u64,
+) -> Ratings {
     let (elo, first_move) = fit(players, games, anchor);
     let mut rng = StdRng::seed_from_u64(seed);
     let mut squares = vec![0.0f64; players];
     let mut first_move_square = 0.0;
     for _ in 0..resamples {
-        let sample: Vec<RatedGame> = (0..games.len()).map(|_| games[rng.random_range(0..games.len())]).collect();
+        let sample: Vec<RatedGame> =
+            (0..games.len()).map(|_| games[rng.random_range(0..games.len())]).collect();
         let (resampled, advantage) = fit(players, &sample, anchor);
         for (square, (r, e)) in squares.iter_mut().zip(resampled.iter().zip(&elo)) {
             *square += (r - e).powi(2);
         }
         first_move_square += (advantage - first_move).powi(2);
     }
-    let spread = |square: f64| if resamples == 0 { 0.0 } else { super::elo::Z95 * (square / resamples as f64).sqrt() };
-    Ratings { error: squares.into_iter().map(spread).collect(), first_move_error: spread(first_move_square), elo, first_move }
+    let spread = |square: f64| {
+        if resamples == 0 {
+            0.0
+        } else {
+            super::elo::Z95 * (square / resamples as f64).sqrt()
+        }
+    };
+    Ratings {
+        error: squares.into_iter().map(spread).collect(),
+        first_move_error: spread(first_move_square),
+        elo,
+        first_move,
+    }
 }

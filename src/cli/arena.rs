@@ -2,8 +2,8 @@
 
 use super::rules_cmds::{parse_size, parse_symmetry};
 use crate::arena::elo::{format_elo, Sprt, SprtVerdict, Tally};
-use crate::arena::ratings::{self, RatedGame};
 use crate::arena::paired::{self, MatchRounds};
+use crate::arena::ratings::{self, RatedGame};
 use crate::arena::{continue_match, games_from_records, play_match, GameResult, MatchSettings};
 use crate::game::{GameRecord, Rules, SymmetryRule};
 use crate::nn::{configure_threads, DeviceChoice};
@@ -56,7 +56,9 @@ pub struct ArenaArgs {
 impl ArenaArgs {
     fn limit(&self) -> anyhow::Result<Limit> {
         let time = match self.time {
-            Some(t) if !(t > 0.0 && t.is_finite()) => bail!("--time must be a positive number of seconds, not {t}"),
+            Some(t) if !(t > 0.0 && t.is_finite()) => {
+                bail!("--time must be a positive number of seconds, not {t}")
+            }
             Some(t) => Some(Duration::from_secs_f64(t)),
             None => None,
         };
@@ -64,18 +66,33 @@ impl ArenaArgs {
     }
 
     fn settings(&self, specs: &[&PlayerSpec], sprt: Option<Sprt>) -> anyhow::Result<MatchSettings> {
-        let rules = Rules { width: self.size.0, height: self.size.1, symmetry: self.symmetry, ply_cap: Some(self.ply_cap), stones: self.stones };
+        let rules = Rules {
+            width: self.size.0,
+            height: self.size.1,
+            symmetry: self.symmetry,
+            ply_cap: Some(self.ply_cap),
+            stones: self.stones,
+        };
         rules.validate()?;
         for spec in specs {
             crate::players::check_rules(spec, &rules)?;
         }
         let limit = self.limit()?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let timed = limit.time.is_some() || (limit.is_empty() && specs.iter().any(|s| s.is_timed()));
+        let timed =
+            limit.time.is_some() || (limit.is_empty() && specs.iter().any(|s| s.is_timed()));
         let parallel = self.parallel.unwrap_or(if timed { 1 } else { cores }).max(1);
         // Each game thread gets its share of the cores for libtorch.
         configure_threads((cores / parallel).max(1));
-        Ok(MatchSettings { rules, games: self.games, opening_plies: self.opening_plies, seed: self.seed, parallel, limit, sprt })
+        Ok(MatchSettings {
+            rules,
+            games: self.games,
+            opening_plies: self.opening_plies,
+            seed: self.seed,
+            parallel,
+            limit,
+            sprt,
+        })
     }
 }
 
@@ -110,8 +127,14 @@ pub struct MatchArgs {
 fn slug(spec: &PlayerSpec) -> String {
     let text = spec.text.rsplit('/').next().unwrap_or(&spec.text).trim_end_matches(".safetensors");
     let kind = spec.text.split(':').next().unwrap_or("");
-    let text = if kind == "net" && !text.starts_with("net") { format!("net-{text}") } else { text.to_string() };
-    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+    let text = if kind == "net" && !text.starts_with("net") {
+        format!("net-{text}")
+    } else {
+        text.to_string()
+    };
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .collect()
 }
 
 /// Appends records to a file as games finish, so an interrupted match keeps what it played.
@@ -125,7 +148,10 @@ impl RecordSink {
     /// says what to do instead.
     fn create(path: &Path, remedy: &str) -> anyhow::Result<RecordSink> {
         if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-            bail!("{} already holds game records, which are left as they are; {remedy}", path.display());
+            bail!(
+                "{} already holds game records, which are left as they are; {remedy}",
+                path.display()
+            );
         }
         RecordSink::open(path, false)
     }
@@ -137,9 +163,16 @@ impl RecordSink {
 
     fn open(path: &Path, append: bool) -> anyhow::Result<RecordSink> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        let file = std::fs::OpenOptions::new().write(true).create(true).append(append).truncate(!append).open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
         Ok(RecordSink { path: path.to_path_buf(), file: RefCell::new(file) })
     }
 
@@ -155,8 +188,11 @@ fn progress(games: usize) -> super::LoggedBar {
 }
 
 fn parse_sprt(text: &str, alpha: f64, beta: f64) -> anyhow::Result<Sprt> {
-    let (elo0, elo1) = text.split_once(',').with_context(|| format!("--sprt {text:?}: expected ELO0,ELO1 such as 0,30"))?;
-    let parse = |t: &str| t.trim().parse::<f64>().with_context(|| format!("--sprt: {t:?} is not a number"));
+    let (elo0, elo1) = text
+        .split_once(',')
+        .with_context(|| format!("--sprt {text:?}: expected ELO0,ELO1 such as 0,30"))?;
+    let parse =
+        |t: &str| t.trim().parse::<f64>().with_context(|| format!("--sprt: {t:?} is not a number"));
     let sprt = Sprt { elo0: parse(elo0)?, elo1: parse(elo1)?, alpha, beta };
     sprt.validate().map_err(anyhow::Error::msg)?;
     Ok(sprt)
@@ -177,39 +213,72 @@ fn describe(tally: &Tally) -> String {
 }
 
 /// The games a match's records file already holds (none if there is no such file yet).
-fn earlier_games(records: &Path, a: &PlayerSpec, b: &PlayerSpec, settings: &MatchSettings) -> anyhow::Result<Vec<GameResult>> {
+fn earlier_games(
+    records: &Path,
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    settings: &MatchSettings,
+) -> anyhow::Result<Vec<GameResult>> {
     let text = match std::fs::read_to_string(records) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", records.display())),
+        Err(error) => {
+            return Err(error).with_context(|| format!("cannot read {}", records.display()))
+        }
     };
-    let parsed = GameRecord::parse_all(&text).with_context(|| format!("cannot resume from {}", records.display()))?;
-    let earlier = games_from_records(parsed, a, b, settings).with_context(|| format!("cannot resume from {}", records.display()))?;
+    let parsed = GameRecord::parse_all(&text)
+        .with_context(|| format!("cannot resume from {}", records.display()))?;
+    let earlier = games_from_records(parsed, a, b, settings)
+        .with_context(|| format!("cannot resume from {}", records.display()))?;
     let tally: Tally = earlier.iter().map(|g| g.a_score).collect();
-    eprintln!("resuming {}: {} of {} games played (+{} ={} -{})", records.display(), earlier.len(), settings.games, tally.wins, tally.draws, tally.losses);
+    eprintln!(
+        "resuming {}: {} of {} games played (+{} ={} -{})",
+        records.display(),
+        earlier.len(),
+        settings.games,
+        tally.wins,
+        tally.draws,
+        tally.losses
+    );
     Ok(earlier)
 }
 
 pub fn run_match(args: MatchArgs) -> anyhow::Result<()> {
     let sprt = args.sprt.as_deref().map(|t| parse_sprt(t, args.alpha, args.beta)).transpose()?;
     let settings = args.arena.settings(&[&args.a, &args.b], sprt)?;
-    let records = args.records.clone().unwrap_or_else(|| PathBuf::from(format!("matches/{}-vs-{}-seed{}.txt", slug(&args.a), slug(&args.b), settings.seed)));
+    let records = args.records.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "matches/{}-vs-{}-seed{}.txt",
+            slug(&args.a),
+            slug(&args.b),
+            settings.seed
+        ))
+    });
     let (earlier, sink) = if args.resume {
         let earlier = earlier_games(&records, &args.a, &args.b, &settings)?;
         (earlier, RecordSink::append(&records)?)
     } else {
-        (Vec::new(), RecordSink::create(&records, "continue that match with --resume, or write to another file with --records")?)
+        (
+            Vec::new(),
+            RecordSink::create(
+                &records,
+                "continue that match with --resume, or write to another file with --records",
+            )?,
+        )
     };
     let bar = progress(settings.games);
     bar.set_position(earlier.len());
-    let result = continue_match(&args.a, &args.b, args.arena.device, &settings, earlier, &|game, tally| {
-        sink.write(game);
-        bar.set_message(format!("+{} ={} -{}", tally.wins, tally.draws, tally.losses));
-        bar.inc(1);
-    })?;
+    let result =
+        continue_match(&args.a, &args.b, args.arena.device, &settings, earlier, &|game, tally| {
+            sink.write(game);
+            bar.set_message(format!("+{} ={} -{}", tally.wins, tally.draws, tally.losses));
+            bar.inc(1);
+        })?;
     bar.finish_and_clear();
 
-    let by_colour = |white: bool| -> Tally { result.games.iter().filter(|g| g.a_is_white == white).map(|g| g.a_score).collect() };
+    let by_colour = |white: bool| -> Tally {
+        result.games.iter().filter(|g| g.a_is_white == white).map(|g| g.a_score).collect()
+    };
     let (as_white, as_black) = (by_colour(true), by_colour(false));
     println!("{} vs {}: {} games", args.a, args.b, result.tally.games());
     println!("  {}: {} (95% interval)", args.a, describe(&result.tally));
@@ -218,11 +287,20 @@ pub fn run_match(args: MatchArgs) -> anyhow::Result<()> {
     if let (Some(sprt), Some(verdict)) = (sprt, result.sprt) {
         let (lower, upper) = sprt.bounds();
         let said = match verdict {
-            SprtVerdict::AcceptH1 => format!("accepted H1 (A is at least {} Elo stronger)", sprt.elo1),
-            SprtVerdict::AcceptH0 => format!("accepted H0 (A is at most {} Elo stronger)", sprt.elo0),
+            SprtVerdict::AcceptH1 => {
+                format!("accepted H1 (A is at least {} Elo stronger)", sprt.elo1)
+            }
+            SprtVerdict::AcceptH0 => {
+                format!("accepted H0 (A is at most {} Elo stronger)", sprt.elo0)
+            }
             SprtVerdict::Continue => "no decision within the games allowed".into(),
         };
-        println!("  SPRT [{}, {}]: {said}; LLR {:.2} (bounds {lower:.2}, {upper:.2})", sprt.elo0, sprt.elo1, sprt.llr(&result.tally));
+        println!(
+            "  SPRT [{}, {}]: {said}; LLR {:.2} (bounds {lower:.2}, {upper:.2})",
+            sprt.elo0,
+            sprt.elo1,
+            sprt.llr(&result.tally)
+        );
     }
     println!("  records: {}", records.display());
     Ok(())
@@ -266,26 +344,40 @@ struct PairRow<'a> {
 pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
     let players = &args.players;
     let anchor = match &args.anchor {
-        Some(name) => players.iter().position(|p| &p.text == name).with_context(|| format!("--anchor {name:?} is not one of the players"))?,
+        Some(name) => players
+            .iter()
+            .position(|p| &p.text == name)
+            .with_context(|| format!("--anchor {name:?} is not one of the players"))?,
         None => 0,
     };
     let specs: Vec<&PlayerSpec> = players.iter().collect();
     let settings = args.arena.settings(&specs, None)?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("matches/tournament-seed{}", settings.seed)));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("matches/tournament-seed{}", settings.seed)));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let sink = RecordSink::create(&out.join("games.txt"), "write the tournament to another folder with --out")?;
-    let pairs: Vec<(usize, usize)> = (0..players.len()).flat_map(|i| (i + 1..players.len()).map(move |j| (i, j))).collect();
+    let sink = RecordSink::create(
+        &out.join("games.txt"),
+        "write the tournament to another folder with --out",
+    )?;
+    let pairs: Vec<(usize, usize)> =
+        (0..players.len()).flat_map(|i| (i + 1..players.len()).map(move |j| (i, j))).collect();
     let bar = progress(settings.games * pairs.len());
     let mut games = Vec::new();
     let mut tallies = vec![Tally::default(); players.len()];
     let mut pair_rows = Vec::new();
     for (pair, &(i, j)) in pairs.iter().enumerate() {
         bar.set_message(format!("{} vs {}", players[i], players[j]));
-        let settings = MatchSettings { seed: settings.seed.wrapping_add(pair as u64 * 1_000_003), ..settings.clone() };
-        let result = play_match(&players[i], &players[j], args.arena.device, &settings, &|game, _| {
-            sink.write(game);
-            bar.inc(1);
-        })?;
+        let settings = MatchSettings {
+            seed: settings.seed.wrapping_add(pair as u64 * 1_000_003),
+            ..settings.clone()
+        };
+        let result =
+            play_match(&players[i], &players[j], args.arena.device, &settings, &|game, _| {
+                sink.write(game);
+                bar.inc(1);
+            })?;
         for game in &result.games {
             let (white, black) = if game.a_is_white { (i, j) } else { (j, i) };
             let white_score = if game.a_is_white { game.a_score } else { 1.0 - game.a_score };
@@ -302,17 +394,40 @@ pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
     let mut order: Vec<usize> = (0..players.len()).collect();
     order.sort_by(|&x, &y| fitted.elo[y].total_cmp(&fitted.elo[x]));
     let mut writer = csv::Writer::from_path(out.join("ratings.csv"))?;
-    println!("{:>4}  {:<40} {:>7} {:>6} {:>6} {:>6}", "rank", "player", "Elo", "+/-", "games", "score");
+    println!(
+        "{:>4}  {:<40} {:>7} {:>6} {:>6} {:>6}",
+        "rank", "player", "Elo", "+/-", "games", "score"
+    );
     for (rank, &p) in order.iter().enumerate() {
-        let row = RatingRow { rank: rank + 1, player: &players[p].text, elo: fitted.elo[p], error: fitted.error[p], games: tallies[p].games(), score: tallies[p].score() };
-        println!("{:>4}  {:<40} {:>7.0} {:>6.0} {:>6} {:>6.3}", row.rank, row.player, row.elo, row.error, row.games, row.score);
+        let row = RatingRow {
+            rank: rank + 1,
+            player: &players[p].text,
+            elo: fitted.elo[p],
+            error: fitted.error[p],
+            games: tallies[p].games(),
+            score: tallies[p].score(),
+        };
+        println!(
+            "{:>4}  {:<40} {:>7.0} {:>6.0} {:>6} {:>6.3}",
+            row.rank, row.player, row.elo, row.error, row.games, row.score
+        );
         writer.serialize(row)?;
     }
     writer.flush()?;
-    println!("first-move advantage (White): {:+.0} +/- {:.0} Elo", fitted.first_move, fitted.first_move_error);
+    println!(
+        "first-move advantage (White): {:+.0} +/- {:.0} Elo",
+        fitted.first_move, fitted.first_move_error
+    );
     let mut writer = csv::Writer::from_path(out.join("pairs.csv"))?;
     for (i, j, t) in pair_rows {
-        writer.serialize(PairRow { a: &players[i].text, b: &players[j].text, a_wins: t.wins, draws: t.draws, b_wins: t.losses, a_score: t.score() })?;
+        writer.serialize(PairRow {
+            a: &players[i].text,
+            b: &players[j].text,
+            a_wins: t.wins,
+            draws: t.draws,
+            b_wins: t.losses,
+            a_score: t.score(),
+        })?;
     }
     writer.flush()?;
     println!("ratings, pairs and games in {}", out.display());
@@ -329,15 +444,19 @@ pub struct CompareArgs {
 }
 
 fn read_records(path: &Path) -> anyhow::Result<Vec<GameRecord>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    GameRecord::parse_all(&text).with_context(|| format!("cannot read the records in {}", path.display()))
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    GameRecord::parse_all(&text)
+        .with_context(|| format!("cannot read the records in {}", path.display()))
 }
 
 /// Each file's records, read as one match's and pooled (see [`paired::pool`]).
 fn read_matches(paths: &[&PathBuf]) -> anyhow::Result<Vec<MatchRounds>> {
-    let records = paths.iter().map(|path| read_records(path)).collect::<anyhow::Result<Vec<_>>>()?;
+    let records =
+        paths.iter().map(|path| read_records(path)).collect::<anyhow::Result<Vec<_>>>()?;
     let names: Vec<String> = paths.iter().map(|path| path.display().to_string()).collect();
-    let files: Vec<(&str, &[GameRecord])> = names.iter().map(String::as_str).zip(records.iter().map(Vec::as_slice)).collect();
+    let files: Vec<(&str, &[GameRecord])> =
+        names.iter().map(String::as_str).zip(records.iter().map(Vec::as_slice)).collect();
     Ok(paired::pool(&files)?)
 }
 
@@ -345,17 +464,38 @@ fn read_matches(paths: &[&PathBuf]) -> anyhow::Result<Vec<MatchRounds>> {
 /// paired round by round; or of several such pairs, pooled.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
     if !args.files.len().is_multiple_of(2) {
-        anyhow::bail!("compare takes records in pairs (FIRST SECOND, then more pairs), not {} files", args.files.len());
+        anyhow::bail!(
+            "compare takes records in pairs (FIRST SECOND, then more pairs), not {} files",
+            args.files.len()
+        );
     }
     let firsts = read_matches(&args.files.iter().step_by(2).collect::<Vec<_>>())?;
     let seconds = read_matches(&args.files.iter().skip(1).step_by(2).collect::<Vec<_>>())?;
     let comparison = paired::compare_pooled(&firsts, &seconds).context("cannot pair the files")?;
     let points = |share: f64| 100.0 * share;
-    let pairs = if firsts.len() > 1 { format!(" of {} pairs of files", firsts.len()) } else { " in both files".into() };
+    let pairs = if firsts.len() > 1 {
+        format!(" of {} pairs of files", firsts.len())
+    } else {
+        " in both files".into()
+    };
     println!("{} rounds on the same openings{pairs}", comparison.rounds);
-    println!("  first:  {} against {} scored {:.1}%", comparison.players.0, comparison.opponents.0, points(comparison.scores.0));
-    println!("  second: {} against {} scored {:.1}%", comparison.players.1, comparison.opponents.1, points(comparison.scores.1));
-    println!("  first - second: {:+.1} points a game +/- {:.1} (95% interval, paired by round)", points(comparison.difference), points(comparison.half_width));
+    println!(
+        "  first:  {} against {} scored {:.1}%",
+        comparison.players.0,
+        comparison.opponents.0,
+        points(comparison.scores.0)
+    );
+    println!(
+        "  second: {} against {} scored {:.1}%",
+        comparison.players.1,
+        comparison.opponents.1,
+        points(comparison.scores.1)
+    );
+    println!(
+        "  first - second: {:+.1} points a game +/- {:.1} (95% interval, paired by round)",
+        points(comparison.difference),
+        points(comparison.half_width)
+    );
     if comparison.unpaired > 0 {
         println!("  {} round(s) in one file only were left out", comparison.unpaired);
     }
@@ -374,14 +514,25 @@ pub fn tally(args: TallyArgs) -> anyhow::Result<()> {
     let matches = read_matches(&args.files.iter().collect::<Vec<_>>())?;
     let scores = || matches.iter().flat_map(MatchRounds::scores);
     let total: Tally = scores().map(|(_, score)| score).collect();
-    let by_colour = |white: bool| -> Tally { scores().filter(|(a_white, _)| *a_white == white).map(|(_, score)| score).collect() };
+    let by_colour = |white: bool| -> Tally {
+        scores().filter(|(a_white, _)| *a_white == white).map(|(_, score)| score).collect()
+    };
     let (a, b) = &matches[0].players;
     println!("{a} vs {b}: {} games in {} file(s)", total.games(), matches.len());
     for (path, one) in args.files.iter().zip(&matches) {
-        println!("  {}: {}", path.display(), describe(&one.scores().map(|(_, score)| score).collect()));
+        println!(
+            "  {}: {}",
+            path.display(),
+            describe(&one.scores().map(|(_, score)| score).collect())
+        );
     }
     let (low, high) = total.score_interval();
-    println!("  {a}: {} (95% interval; score {:.1}% to {:.1}%)", describe(&total), 100.0 * low, 100.0 * high);
+    println!(
+        "  {a}: {} (95% interval; score {:.1}% to {:.1}%)",
+        describe(&total),
+        100.0 * low,
+        100.0 * high
+    );
     println!("  as White: {}", describe(&by_colour(true)));
     println!("  as Black: {}", describe(&by_colour(false)));
     Ok(())

@@ -40,8 +40,12 @@ pub struct BenchArgs {
 
 fn print_row(row: &BenchRow) {
     let batch = row.batch.map(|b| b.to_string()).unwrap_or_default();
-    let fraction = row.fraction.map(|f| format!("{:>6.1}% {}", 100.0 * f, row.reference)).unwrap_or_default();
-    println!("{:<72} {:>5} {:>14.0} {:<14} {}", row.benchmark, batch, row.value, row.unit, fraction);
+    let fraction =
+        row.fraction.map(|f| format!("{:>6.1}% {}", 100.0 * f, row.reference)).unwrap_or_default();
+    println!(
+        "{:<72} {:>5} {:>14.0} {:<14} {}",
+        row.benchmark, batch, row.value, row.unit, fraction
+    );
 }
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
@@ -75,14 +79,28 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     };
     emit(bench::perft_row(config.rules, args.perft_depth));
     let flops = bench::matmul_flops(device, args.seconds);
-    emit(BenchRow { benchmark: "matrix product 2048x2048 float32 (the machine's limit)".into(), batch: None, value: flops / 1e9, unit: "GFLOP/s".into(), fraction: None, reference: String::new() });
-    for row in bench::network_rows(&mut inference, config.rules, &args.batches, args.seconds, flops) {
+    emit(BenchRow {
+        benchmark: "matrix product 2048x2048 float32 (the machine's limit)".into(),
+        batch: None,
+        value: flops / 1e9,
+        unit: "GFLOP/s".into(),
+        fraction: None,
+        reference: String::new(),
+    });
+    for row in bench::network_rows(&mut inference, config.rules, &args.batches, args.seconds, flops)
+    {
         emit(row);
     }
-    for row in bench::selfplay_and_training_rows(network, &config, args.games.unwrap_or(config.selfplay.games_per_generation), args.seconds)? {
+    for row in bench::selfplay_and_training_rows(
+        network,
+        &config,
+        args.games.unwrap_or(config.selfplay.games_per_generation),
+        args.seconds,
+    )? {
         emit(row);
     }
-    let mut writer = csv::Writer::from_path(&args.csv).with_context(|| format!("cannot write {}", args.csv.display()))?;
+    let mut writer = csv::Writer::from_path(&args.csv)
+        .with_context(|| format!("cannot write {}", args.csv.display()))?;
     for row in &rows {
         writer.serialize(row)?;
     }

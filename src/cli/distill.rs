@@ -60,15 +60,24 @@ impl DistillObserver for Progress {
 pub fn distill(args: DistillArgs) -> anyhow::Result<()> {
     let config = args.config.as_deref().map(DistillConfig::load).transpose()?;
     let mut distillation = match (&args.init_from, &config, &args.teacher) {
-        (None, _, _) => Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref(), args.device)?,
-        (Some(init), Some(config), Some(teacher)) => Distillation::start_from(&args.run, config, teacher, init, args.device)?,
-        (Some(_), _, _) => anyhow::bail!("--init-from starts a new distillation, which needs --teacher and --config"),
+        (None, _, _) => {
+            Distillation::open(&args.run, config.as_ref(), args.teacher.as_deref(), args.device)?
+        }
+        (Some(init), Some(config), Some(teacher)) => {
+            Distillation::start_from(&args.run, config, teacher, init, args.device)?
+        }
+        (Some(_), _, _) => anyhow::bail!(
+            "--init-from starts a new distillation, which needs --teacher and --config"
+        ),
     };
     let goal = args.steps.unwrap_or(distillation.config().run.steps);
     let state = distillation.state();
     let student = distillation.config().student_config()?;
     let threats = if student.threats { ", with threat planes" } else { "" };
-    let from = state.initialised_from.as_ref().map_or(String::new(), |init| format!(", starting from {}", init.display()));
+    let from = state
+        .initialised_from
+        .as_ref()
+        .map_or(String::new(), |init| format!(", starting from {}", init.display()));
     eprintln!(
         "distilling {} into a student of {} blocks x {} channels{threats}{from}: step {} of {goal}",
         state.teacher.display(),
@@ -76,7 +85,10 @@ pub fn distill(args: DistillArgs) -> anyhow::Result<()> {
         student.channels,
         state.steps
     );
-    let bar = LoggedBar::new(goal as usize, "{msg:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}");
+    let bar = LoggedBar::new(
+        goal as usize,
+        "{msg:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta}",
+    );
     bar.set_message("distilling".into());
     bar.set_position(state.steps as usize);
     let progress = Progress { bar };

@@ -12,7 +12,8 @@ pub struct EngineArgs {
 
 pub fn engine(args: EngineArgs) -> anyhow::Result<()> {
     let (spec, rules) = args.agent.resolve()?;
-    let mut session = EngineSession::new(spec, args.agent.choice.device, rules).map_err(anyhow::Error::msg)?;
+    let mut session =
+        EngineSession::new(spec, args.agent.choice.device, rules).map_err(anyhow::Error::msg)?;
     let stdout = std::io::stdout();
     for line in std::io::stdin().lock().lines() {
         let line = line?;

@@ -28,7 +28,11 @@ pub struct ExportArgs {
 /// What the run directory knows about a checkpoint in its `checkpoints/` folder.
 fn training_facts(checkpoint: &Path, generation: Option<u32>) -> BTreeMap<String, String> {
     let mut facts = BTreeMap::new();
-    let Some(run) = checkpoint.parent().filter(|p| p.ends_with("checkpoints")).and_then(Path::parent) else { return facts };
+    let Some(run) =
+        checkpoint.parent().filter(|p| p.ends_with("checkpoints")).and_then(Path::parent)
+    else {
+        return facts;
+    };
     let Some(generation) = generation else { return facts };
     if let Ok(metrics) = read_metrics(&run.join("metrics.csv"), generation) {
         if let Some(row) = metrics.iter().rfind(|r| r.generation == generation) {
@@ -63,12 +67,14 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     agent.insert("source".into(), args.checkpoint.display().to_string());
     agent.insert("exported_by".into(), format!("epaminondas {}", env!("CARGO_PKG_VERSION")));
     if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     network.save(&args.out, &agent)?;
     println!("agent: {}", args.out.display());
 
-    let rules: crate::game::Rules = agent.get("rules").and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
+    let rules: crate::game::Rules =
+        agent.get("rules").and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
     if !args.no_torchscript {
         let module = args.out.with_extension("pt");
         export_torchscript(&mut network, &module, rules.width, rules.height)?;
@@ -76,10 +82,22 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     }
     let card = args.out.with_extension("md");
     if !card.exists() {
-        let name = args.out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let mut text = format!("# {name}\n\nExported from `{}` by epaminondas {}.\n\n", args.checkpoint.display(), env!("CARGO_PKG_VERSION"));
+        let name =
+            args.out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut text = format!(
+            "# {name}\n\nExported from `{}` by epaminondas {}.\n\n",
+            args.checkpoint.display(),
+            env!("CARGO_PKG_VERSION")
+        );
         text += &format!("- Network: {:?}\n- Rules: {rules}\n", network.config);
-        for key in ["generation", "training_games", "training_positions", "training_hours", "elo", "elo_error"] {
+        for key in [
+            "generation",
+            "training_games",
+            "training_positions",
+            "training_hours",
+            "elo",
+            "elo_error",
+        ] {
             if let Some(value) = agent.get(key) {
                 text += &format!("- {}: {value}\n", key.replace('_', " "));
             }
@@ -88,7 +106,8 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
         if let Some(config) = agent.get("training_config") {
             text += &format!("\n## Training configuration\n\n```toml\n{config}```\n");
         }
-        crate::util::write_atomically(&card, text.as_bytes()).with_context(|| format!("cannot write {}", card.display()))?;
+        crate::util::write_atomically(&card, text.as_bytes())
+            .with_context(|| format!("cannot write {}", card.display()))?;
         println!("card: {}", card.display());
     }
     Ok(())

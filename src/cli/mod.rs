@@ -20,7 +20,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Parser, Debug)]
-#[command(name = "epaminondas", version, about = "Learns Robert Abbott's Epaminondas by self-play, and plays it")]
+#[command(
+    name = "epaminondas",
+    version,
+    about = "Learns Robert Abbott's Epaminondas by self-play, and plays it"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -89,7 +93,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plot(args) => {
             let path = match args.runs.as_slice() {
                 [run] => crate::plot::plot_run(run, args.out.as_deref())?,
-                runs => crate::plot::plot_comparison(runs, args.out.as_deref().unwrap_or(std::path::Path::new(".")))?,
+                runs => crate::plot::plot_comparison(
+                    runs,
+                    args.out.as_deref().unwrap_or(std::path::Path::new(".")),
+                )?,
             };
             println!("{}", path.display());
             Ok(())
@@ -131,7 +138,12 @@ impl LoggedBar {
 
     /// A bar that is `hidden` (logged as lines) or drawn, logging at least every `heartbeat`
     /// when hidden.
-    pub fn with_heartbeat(length: usize, template: &str, hidden: bool, heartbeat: Duration) -> LoggedBar {
+    pub fn with_heartbeat(
+        length: usize,
+        template: &str,
+        hidden: bool,
+        heartbeat: Duration,
+    ) -> LoggedBar {
         let bar = ProgressBar::new(length as u64);
         if hidden {
             bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -140,7 +152,9 @@ impl LoggedBar {
             // long.
             bar.enable_steady_tick(Duration::from_secs(1));
         }
-        bar.set_style(ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "));
+        bar.set_style(
+            ProgressStyle::with_template(template).expect("a valid template").progress_chars("=> "),
+        );
         let logged_at = Arc::new(Mutex::new(Instant::now()));
         let stop = Arc::new(AtomicBool::new(false));
         if hidden {
@@ -149,7 +163,8 @@ impl LoggedBar {
                 let tick = (heartbeat / 20).max(Duration::from_millis(10));
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(tick);
-                    let mut last = logged_at.lock().expect("the heartbeat's lock is never poisoned");
+                    let mut last =
+                        logged_at.lock().expect("the heartbeat's lock is never poisoned");
                     if last.elapsed() >= heartbeat && !stop.load(Ordering::Relaxed) {
                         eprintln!("{}", status_line(&bar));
                         *last = Instant::now();
@@ -208,5 +223,11 @@ impl Drop for LoggedBar {
 
 /// A hidden bar as one log line: its message, how far, and for how long.
 fn status_line(bar: &ProgressBar) -> String {
-    format!("{}: {}/{} after {}", bar.message(), bar.position(), bar.length().unwrap_or(0), indicatif::HumanDuration(bar.elapsed()))
+    format!(
+        "{}: {}/{} after {}",
+        bar.message(),
+        bar.position(),
+        bar.length().unwrap_or(0),
+        indicatif::HumanDuration(bar.elapsed())
+    )
 }

@@ -5,7 +5,9 @@ use super::rules_cmds::{parse_size, parse_symmetry};
 use crate::game::diagram::{diagram_with_captures, Style};
 use crate::game::{Bitboard, Color, GameRecord, Move, Position, Rules, Status, SymmetryRule};
 use crate::nn::DeviceChoice;
-use crate::players::{default_agent, trained_rules, winning_chance, Limit, Player, PlayerKind, PlayerSpec};
+use crate::players::{
+    default_agent, trained_rules, winning_chance, Limit, Player, PlayerKind, PlayerSpec,
+};
 use anyhow::Context;
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
@@ -56,27 +58,42 @@ impl AgentArgs {
     /// The player spec and the rules to play under.
     pub fn resolve(&self) -> anyhow::Result<(PlayerSpec, Rules)> {
         // Without an agent named, the shipped one for the board asked for (standard if none).
-        let board = self.size.unwrap_or((crate::game::STANDARD_WIDTH, crate::game::STANDARD_HEIGHT));
+        let board =
+            self.size.unwrap_or((crate::game::STANDARD_WIDTH, crate::game::STANDARD_HEIGHT));
         let choice = &self.choice;
         let mut spec = match (&choice.player, &choice.agent) {
             (Some(spec), _) => spec.clone(),
-            (None, Some(path)) => PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display())),
-            (None, None) => match default_agent(std::path::Path::new("models"), board.0, board.1, self.stones)? {
-                Some(path) => {
-                    eprintln!("using the shipped agent for this board, {}", path.display());
-                    PlayerSpec::new(PlayerKind::Net(path.clone()), Limit::default(), format!("net:{}", path.display()))
+            (None, Some(path)) => PlayerSpec::new(
+                PlayerKind::Net(path.clone()),
+                Limit::default(),
+                format!("net:{}", path.display()),
+            ),
+            (None, None) => {
+                match default_agent(std::path::Path::new("models"), board.0, board.1, self.stones)?
+                {
+                    Some(path) => {
+                        eprintln!("using the shipped agent for this board, {}", path.display());
+                        PlayerSpec::new(
+                            PlayerKind::Net(path.clone()),
+                            Limit::default(),
+                            format!("net:{}", path.display()),
+                        )
+                    }
+                    None => {
+                        eprintln!("no agent for this board is shipped in models/: using the alphabeta player instead");
+                        "alphabeta".parse()?
+                    }
                 }
-                None => {
-                    eprintln!("no agent for this board is shipped in models/: using the alphabeta player instead");
-                    "alphabeta".parse()?
-                }
-            },
+            }
         };
         if let Some(nodes) = choice.sims {
             spec.limit.nodes = Some(nodes.max(1));
         }
         if let Some(seconds) = choice.time {
-            anyhow::ensure!(seconds > 0.0 && seconds.is_finite(), "--time must be a positive number of seconds");
+            anyhow::ensure!(
+                seconds > 0.0 && seconds.is_finite(),
+                "--time must be a positive number of seconds"
+            );
             spec.limit.time = Some(Duration::from_secs_f64(seconds));
         }
         let trained = match &spec.kind {
@@ -146,7 +163,9 @@ impl Game {
     /// Squares of the last move, and of the pieces it captured.
     fn last_move_marks(&self) -> (Bitboard, Bitboard) {
         let Some(&last) = self.moves.last() else { return (Bitboard::EMPTY, Bitboard::EMPTY) };
-        let before = self.moves[..self.moves.len() - 1].iter().fold(self.start, |p, mv| p.play_unchecked(*mv));
+        let before = self.moves[..self.moves.len() - 1]
+            .iter()
+            .fold(self.start, |p, mv| p.play_unchecked(*mv));
         let after = before.play_unchecked(last);
         let victim = before.side_to_move().opponent();
         let captured = before.pieces(victim) & !after.pieces(victim);
@@ -158,22 +177,32 @@ fn describe_status(position: &Position) -> Option<String> {
     match position.status() {
         Status::Ongoing => None,
         Status::Draw => Some("the game is drawn (ply cap)".into()),
-        Status::Won { winner, reason } => Some(format!("{winner} wins ({})", match reason {
-            crate::game::WinReason::BackRow => "more pieces on the far row at the start of the turn",
-            crate::game::WinReason::NoMoves => "the opponent cannot move",
-        })),
+        Status::Won { winner, reason } => Some(format!(
+            "{winner} wins ({})",
+            match reason {
+                crate::game::WinReason::BackRow =>
+                    "more pieces on the far row at the start of the turn",
+                crate::game::WinReason::NoMoves => "the opponent cannot move",
+            }
+        )),
     }
 }
 
 pub fn play(args: PlayArgs) -> anyhow::Result<()> {
     let (spec, rules) = args.agent.resolve()?;
-    let mut agent: Box<dyn Player> = spec.build(args.agent.choice.device, std::process::id() as u64)?;
+    let mut agent: Box<dyn Player> =
+        spec.build(args.agent.choice.device, std::process::id() as u64)?;
     let human = if args.side == Side::White { Color::White } else { Color::Black };
-    let style = if !args.plain && std::io::stdout().is_terminal() { Style::Ansi } else { Style::Plain };
+    let style =
+        if !args.plain && std::io::stdout().is_terminal() { Style::Ansi } else { Style::Plain };
     let mut game = Game { start: Position::start(rules)?, moves: Vec::new() };
     let mut resigned = None;
     let mut out = std::io::stdout();
-    writeln!(out, "You play {human} against {} on {rules}. Type `help` for commands.", agent.name())?;
+    writeln!(
+        out,
+        "You play {human} against {} on {rules}. Type `help` for commands.",
+        agent.name()
+    )?;
     let mut lines = std::io::stdin().lock().lines();
     loop {
         let position = game.position();
@@ -181,7 +210,10 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             let decision = agent.choose(&position, Limit::default());
             let notation = position.notation(decision.mv);
             game.moves.push(decision.mv);
-            let chance = decision.value.map(|v| format!(" (its winning chance: {:.0}%)", 100.0 * winning_chance(v))).unwrap_or_default();
+            let chance = decision
+                .value
+                .map(|v| format!(" (its winning chance: {:.0}%)", 100.0 * winning_chance(v)))
+                .unwrap_or_default();
             writeln!(out, "{} plays {notation}{chance}", agent.name())?;
             continue;
         }
@@ -191,14 +223,21 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             writeln!(out, "{result}")?;
             break;
         }
-        write!(out, "{} to move ({}), move {}> ", position.side_to_move(), if position.side_to_move() == human { "you" } else { "agent" }, move_number(&position))?;
+        write!(
+            out,
+            "{} to move ({}), move {}> ",
+            position.side_to_move(),
+            if position.side_to_move() == human { "you" } else { "agent" },
+            move_number(&position)
+        )?;
         out.flush()?;
         let Some(line) = lines.next() else {
             writeln!(out, "\nend of input: leaving the game unfinished")?;
             break;
         };
         let line = line?;
-        let (command, rest) = line.trim().split_once(' ').map_or((line.trim(), ""), |(c, r)| (c, r.trim()));
+        let (command, rest) =
+            line.trim().split_once(' ').map_or((line.trim(), ""), |(c, r)| (c, r.trim()));
         match command {
             "" => {}
             "help" => writeln!(out, "{HELP}")?,
@@ -210,7 +249,8 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             }
             "undo" => {
                 let human_first = game.start.side_to_move() == human;
-                let human_moves = if human_first { game.moves.len().div_ceil(2) } else { game.moves.len() / 2 };
+                let human_moves =
+                    if human_first { game.moves.len().div_ceil(2) } else { game.moves.len() / 2 };
                 if human_moves == 0 {
                     writeln!(out, "nothing to take back")?;
                 } else {
@@ -222,17 +262,35 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             }
             "hint" => {
                 let decision = agent.choose(&position, Limit::default());
-                let chance = decision.value.map(|v| format!(", your winning chance {:.0}%", 100.0 * winning_chance(v))).unwrap_or_default();
+                let chance = decision
+                    .value
+                    .map(|v| format!(", your winning chance {:.0}%", 100.0 * winning_chance(v)))
+                    .unwrap_or_default();
                 writeln!(out, "hint: {}{chance}", position.notation(decision.mv))?;
             }
             "moves" => {
-                let from = if rest.is_empty() { None } else { crate::game::Square::parse(rest, rules.width, rules.height).map(Some).unwrap_or(None) };
+                let from = if rest.is_empty() {
+                    None
+                } else {
+                    crate::game::Square::parse(rest, rules.width, rules.height)
+                        .map(Some)
+                        .unwrap_or(None)
+                };
                 if !rest.is_empty() && from.is_none() {
                     writeln!(out, "{rest:?} is not a square of this board")?;
                 } else {
-                    let listed: Vec<String> = position.legal_moves().into_iter().filter(|mv| from.is_none_or(|f| mv.from == f)).map(|mv| position.notation(mv)).collect();
+                    let listed: Vec<String> = position
+                        .legal_moves()
+                        .into_iter()
+                        .filter(|mv| from.is_none_or(|f| mv.from == f))
+                        .map(|mv| position.notation(mv))
+                        .collect();
                     if listed.is_empty() {
-                        writeln!(out, "no legal moves{}", if from.is_some() { " from there" } else { "" })?;
+                        writeln!(
+                            out,
+                            "no legal moves{}",
+                            if from.is_some() { " from there" } else { "" }
+                        )?;
                     } else {
                         writeln!(out, "{}", listed.join(" "))?;
                     }
@@ -240,24 +298,34 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             }
             text => match position.parse_move(text) {
                 Ok(mv) => game.moves.push(mv),
-                Err(error) => writeln!(out, "{text}: {error}. Type `moves` for the legal moves or `help`.")?,
+                Err(error) => {
+                    writeln!(out, "{text}: {error}. Type `moves` for the legal moves or `help`.")?
+                }
             },
         }
     }
 
-    let (white, black) = if human == Color::White { ("you".to_string(), agent.name()) } else { (agent.name(), "you".to_string()) };
+    let (white, black) = if human == Color::White {
+        ("you".to_string(), agent.name())
+    } else {
+        (agent.name(), "you".to_string())
+    };
     let mut record = GameRecord::new(&white, &black, game.start, game.moves);
     if let Some(loser) = resigned {
         record = record.resigned(loser);
     }
     let path = args.record.unwrap_or_else(|| {
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         PathBuf::from(format!("games/play-{stamp}.txt"))
     });
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    crate::util::write_atomically(&path, format!("{record}\n").as_bytes()).with_context(|| format!("cannot save the record to {}", path.display()))?;
+    crate::util::write_atomically(&path, format!("{record}\n").as_bytes())
+        .with_context(|| format!("cannot save the record to {}", path.display()))?;
     writeln!(out, "game record saved to {}", path.display())?;
     Ok(())
 }

@@ -47,16 +47,24 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
     if !(0.0..=1.0).contains(&args.threshold) {
         bail!("--threshold must be a share of a win between 0 and 1, not {}", args.threshold);
     }
-    let text = std::fs::read_to_string(&args.records).with_context(|| format!("reading {}", args.records.display()))?;
-    let records = GameRecord::parse_all(&text).with_context(|| format!("{}", args.records.display()))?;
+    let text = std::fs::read_to_string(&args.records)
+        .with_context(|| format!("reading {}", args.records.display()))?;
+    let records =
+        GameRecord::parse_all(&text).with_context(|| format!("{}", args.records.display()))?;
     let chosen: Vec<(usize, &GameRecord)> = match args.game {
-        Some(n) if n == 0 || n > records.len() => bail!("--game {n}: {} holds {} game(s), counted from 1", args.records.display(), records.len()),
+        Some(n) if n == 0 || n > records.len() => bail!(
+            "--game {n}: {} holds {} game(s), counted from 1",
+            args.records.display(),
+            records.len()
+        ),
         Some(n) => vec![(n, &records[n - 1])],
         None if records.is_empty() => bail!("{} holds no game records", args.records.display()),
         None => records.iter().enumerate().map(|(i, r)| (i + 1, r)).collect(),
     };
     let mut csv = match &args.csv {
-        Some(path) => Some(csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?),
+        Some(path) => Some(
+            csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?,
+        ),
         None => None,
     };
     let mut out = std::io::stdout().lock();
@@ -69,9 +77,14 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
             reviewer = Some((*record.rules(), spec.build(args.choice.device, number as u64)?));
         }
         let (_, player) = reviewer.as_mut().expect("built above");
-        let bar = LoggedBar::new(record.moves.len() + 1, "{msg} [{bar:30}] {pos}/{len} positions, {elapsed}");
+        let bar = LoggedBar::new(
+            record.moves.len() + 1,
+            "{msg} [{bar:30}] {pos}/{len} positions, {elapsed}",
+        );
         bar.set_message(format!("game {number}"));
-        let reviewed = review_game(record, player.as_mut(), Limit::default(), &mut |done, _| bar.set_position(done))?;
+        let reviewed = review_game(record, player.as_mut(), Limit::default(), &mut |done, _| {
+            bar.set_position(done)
+        })?;
         bar.finish_and_clear();
         write_table(&mut out, number, record, &player.name(), &reviewed, args.threshold)?;
         if let Some(csv) = csv.as_mut() {
@@ -111,13 +124,28 @@ fn reviewer_for(args: &ReviewArgs, record: &GameRecord) -> anyhow::Result<Player
 
 /// The game's moves with the reviewer's view of each, `??` where a move gave away at least
 /// `threshold` of a win and `?` at half that, then the largest such move of each side.
-fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, reviewer: &str, reviewed: &[ReviewedMove], threshold: f32) -> anyhow::Result<()> {
+fn write_table(
+    out: &mut impl Write,
+    number: usize,
+    record: &GameRecord,
+    reviewer: &str,
+    reviewed: &[ReviewedMove],
+    threshold: f32,
+) -> anyhow::Result<()> {
     let result = match record.result {
         RecordResult::Unfinished => "unfinished".to_string(),
         result => format!("{} ({})", result.token(), record.termination.name()),
     };
-    writeln!(out, "game {number}: {} (White) - {} (Black), {result}; reviewed by {reviewer}", record.white, record.black)?;
-    writeln!(out, "{:>4}  {:<5}  {:<9}  {:<9}  {:>6}  {:>6}  {:>6}", "ply", "mover", "played", "preferred", "before", "after", "lost")?;
+    writeln!(
+        out,
+        "game {number}: {} (White) - {} (Black), {result}; reviewed by {reviewer}",
+        record.white, record.black
+    )?;
+    writeln!(
+        out,
+        "{:>4}  {:<5}  {:<9}  {:<9}  {:>6}  {:>6}  {:>6}",
+        "ply", "mover", "played", "preferred", "before", "after", "lost"
+    )?;
     for m in reviewed {
         let mark = if m.given_away() >= threshold {
             "??"
@@ -126,7 +154,11 @@ fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, reviewe
         } else {
             ""
         };
-        let preferred = if m.preferred == m.played { "=".to_string() } else { m.position.notation(m.preferred) };
+        let preferred = if m.preferred == m.played {
+            "=".to_string()
+        } else {
+            m.position.notation(m.preferred)
+        };
         writeln!(
             out,
             "{:>4}  {:<5}  {:<9}  {:<9}  {:>5.1}%  {:>5.1}%  {:>5.1}%  {mark}",
@@ -140,7 +172,8 @@ fn write_table(out: &mut impl Write, number: usize, record: &GameRecord, reviewe
         )?;
     }
     for side in [crate::game::Color::White, crate::game::Color::Black] {
-        let marked = reviewed.iter().filter(|m| m.mover == side && m.given_away() >= threshold).count();
+        let marked =
+            reviewed.iter().filter(|m| m.mover == side && m.given_away() >= threshold).count();
         match reviewed.iter().filter(|m| m.mover == side).max_by(|a, b| a.given_away().total_cmp(&b.given_away())) {
             Some(worst) if worst.given_away() > 0.0 => writeln!(
                 out,

@@ -26,7 +26,8 @@ pub struct PositionArgs {
 }
 
 pub fn parse_symmetry(text: &str) -> Result<SymmetryRule, String> {
-    SymmetryRule::from_name(text).ok_or_else(|| format!("{text:?} is not one of mirror, rotation, both, off"))
+    SymmetryRule::from_name(text)
+        .ok_or_else(|| format!("{text:?} is not one of mirror, rotation, both, off"))
 }
 
 /// A board by name (standard, crossings-board) or WxH.
@@ -36,9 +37,16 @@ pub fn parse_size(text: &str) -> Result<(u8, u8), String> {
 
 impl PositionArgs {
     pub fn position(&self) -> anyhow::Result<Position> {
-        let rules = Rules { width: self.size.0, height: self.size.1, symmetry: self.symmetry, ply_cap: None, stones: self.stones };
+        let rules = Rules {
+            width: self.size.0,
+            height: self.size.1,
+            symmetry: self.symmetry,
+            ply_cap: None,
+            stones: self.stones,
+        };
         match &self.position {
-            Some(text) => Position::parse(text, rules).with_context(|| format!("cannot read position {text:?}")),
+            Some(text) => Position::parse(text, rules)
+                .with_context(|| format!("cannot read position {text:?}")),
             None => Ok(Position::start(rules)?),
         }
     }
@@ -108,7 +116,8 @@ pub fn show(args: ShowArgs) -> anyhow::Result<()> {
         highlight = Bitboard::from_square(mv.from) | Bitboard::from_square(mv.to());
         position = position.play_unchecked(mv);
     }
-    let style = if !args.plain && std::io::stdout().is_terminal() { Style::Ansi } else { Style::Plain };
+    let style =
+        if !args.plain && std::io::stdout().is_terminal() { Style::Ansi } else { Style::Plain };
     print!("{}", diagram(&position, highlight, style));
     println!("{position}");
     let status = match position.status() {

@@ -85,7 +85,16 @@ impl Observer for Progress {
     }
     fn selfplay_progress(&self, p: &SelfPlayProgress) {
         if let Some(bar) = self.bar.borrow().as_ref() {
-            bar.set_message(format!("{}: {} plies, {:.0} sims/s{}", self.label.borrow(), p.plies, p.simulations_per_second(), p.seconds_left().map_or(String::new(), |left| format!(", about {} left", indicatif::HumanDuration(Duration::from_secs_f64(left))))));
+            bar.set_message(format!(
+                "{}: {} plies, {:.0} sims/s{}",
+                self.label.borrow(),
+                p.plies,
+                p.simulations_per_second(),
+                p.seconds_left().map_or(String::new(), |left| format!(
+                    ", about {} left",
+                    indicatif::HumanDuration(Duration::from_secs_f64(left))
+                ))
+            ));
         }
     }
     fn training_started(&self, generation: u32, steps: usize) {
@@ -132,17 +141,26 @@ impl Observer for Progress {
             bar.finish_and_clear();
         }
         let fresh = match (r.fresh_policy_loss, r.fresh_value_loss) {
-            (Some(policy), Some(value)) => format!(" (on the new games before training {policy:.3} / {value:.3})"),
+            (Some(policy), Some(value)) => {
+                format!(" (on the new games before training {policy:.3} / {value:.3})")
+            }
             _ => String::new(),
         };
-        let selfplay = r.selfplay_sims_per_second.map_or_else(|| "self-play resumed".to_string(), |rate| format!("{rate:.0} sims/s"));
+        let selfplay = r
+            .selfplay_sims_per_second
+            .map_or_else(|| "self-play resumed".to_string(), |rate| format!("{rate:.0} sims/s"));
         println!(
             "gen {:>4}: {} games (W {} / B {} / D {}), {:.1} plies/game, {} samples; policy loss {:.3}, value loss {:.3}{fresh}, value acc {:.2}; {selfplay}, {:.0} train samples/s; {:.0} s total",
             r.generation, r.games, r.white_wins, r.black_wins, r.draws, r.mean_game_length, r.samples, r.policy_loss, r.value_loss, r.value_accuracy, r.train_samples_per_second, r.wall_seconds
         );
         for o in opponents {
-            let score = o.score.map_or_else(|| "no games".to_string(), |score| format!("{:.1}%", 100.0 * score));
-            println!("gen {:>4}: {} games against {}, scoring {score}", r.generation, o.games, o.opponent);
+            let score = o
+                .score
+                .map_or_else(|| "no games".to_string(), |score| format!("{:.1}%", 100.0 * score));
+            println!(
+                "gen {:>4}: {} games against {}, scoring {score}",
+                r.generation, o.games, o.opponent
+            );
         }
         if let (Some(elo), Some(error)) = (r.elo, r.elo_error) {
             println!("gen {:>4}: Elo {elo:+.0} +/- {error:.0} (random = 0)", r.generation);
@@ -162,15 +180,25 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         config.run.device = args.device.unwrap_or(config.run.device);
         config.run.precision = args.precision.unwrap_or(config.run.precision);
     }
-    let progress = Progress { bar: RefCell::new(None), label: RefCell::new(String::new()), run: args.run.clone() };
+    let progress = Progress {
+        bar: RefCell::new(None),
+        label: RefCell::new(String::new()),
+        run: args.run.clone(),
+    };
     let mut run = match (&args.init_from, &args.pretrain_on, config) {
         (Some(init), None, Some(config)) => Run::start_from(&args.run, config, init)?,
         (init, Some(source_run), Some(config)) => {
-            let pretraining = Pretraining { source_run, steps: args.pretrain_steps.unwrap_or(0) as usize, init: init.as_deref() };
+            let pretraining = Pretraining {
+                source_run,
+                steps: args.pretrain_steps.unwrap_or(0) as usize,
+                init: init.as_deref(),
+            };
             Run::start_pretrained(&args.run, config, pretraining, &progress)?
         }
         (Some(_), _, None) => anyhow::bail!("--init-from starts a new run, which needs --config"),
-        (None, Some(_), None) => anyhow::bail!("--pretrain-on starts a new run, which needs --config"),
+        (None, Some(_), None) => {
+            anyhow::bail!("--pretrain-on starts a new run, which needs --config")
+        }
         (None, None, config) => Run::open(&args.run, config)?,
     };
     run.config.run.device = args.device.unwrap_or(run.config.run.device);
@@ -191,7 +219,10 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     // can only ask. With opponents on a pool of their own, libtorch's threads spin at every
     // barrier while the opponents hold the cores; on the 2-core Xeon, self-play with opponents
     // searched 476 simulations a second with the policy passive against 258 without (docs/performance.md).
-    if device == tch::Device::Cpu && !run.config.selfplay.opponents.is_empty() && std::env::var_os("OMP_WAIT_POLICY").is_none() {
+    if device == tch::Device::Cpu
+        && !run.config.selfplay.opponents.is_empty()
+        && std::env::var_os("OMP_WAIT_POLICY").is_none()
+    {
         eprintln!(
             "note: self-play has opponents on the CPU; start with OMP_WAIT_POLICY=passive in the environment so that libtorch's threads sleep rather than spin while the opponents think (1.8 times as many simulations a second on 2 cores)"
         );

@@ -64,7 +64,10 @@ pub(crate) fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), Run
 }
 
 /// The rows of a CSV file with a header that `keep` keeps; none when the file is missing.
-pub(crate) fn read_csv<T: serde::de::DeserializeOwned>(path: &Path, keep: impl Fn(&T) -> bool) -> Result<Vec<T>, RunError> {
+pub(crate) fn read_csv<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    keep: impl Fn(&T) -> bool,
+) -> Result<Vec<T>, RunError> {
     if !path.exists() {
         return Ok(Vec::new());
     }

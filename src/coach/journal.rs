@@ -31,7 +31,9 @@ impl Journal {
         let parent = run_dir.join("selfplay");
         let dir = parent.join(format!("gen-{generation:06}"));
         if let Ok(entries) = std::fs::read_dir(&parent) {
-            for stale in entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|path| *path != dir) {
+            for stale in
+                entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|path| *path != dir)
+            {
                 std::fs::remove_dir_all(&stale).map_err(io(&stale))?;
             }
         }
@@ -66,7 +68,10 @@ impl Journal {
         let text = std::fs::read_to_string(&path).map_err(io(&path))?;
         match text.trim().parse::<f64>() {
             Ok(seconds) if seconds.is_finite() && seconds >= 0.0 => Ok(seconds),
-            _ => Err(RunError::Corrupt { path, problem: format!("{:?} is not a number of seconds", text.trim()) }),
+            _ => Err(RunError::Corrupt {
+                path,
+                problem: format!("{:?} is not a number of seconds", text.trim()),
+            }),
         }
     }
 
@@ -76,7 +81,13 @@ impl Journal {
     pub fn finished_games(&self) -> Result<Vec<FinishedGame>, RunError> {
         self.records_named("game-")?
             .into_iter()
-            .map(|(index, record)| Ok(FinishedGame { index, record, samples: read_samples(&self.path(index, "bin"), &self.rules)? }))
+            .map(|(index, record)| {
+                Ok(FinishedGame {
+                    index,
+                    record,
+                    samples: read_samples(&self.path(index, "bin"), &self.rules)?,
+                })
+            })
             .collect()
     }
 

@@ -11,10 +11,10 @@
 //! The games are saved one by one in the generation's journal as they finish, so a run stopped
 //! in the middle of a match resumes it with the games it played (`arena::continue_match`).
 
-use super::journal::Journal;
-use super::rating::checkpoint_name;
 use super::checkpoint_path;
 use super::files::{io, read_csv, write_file, RunError};
+use super::journal::Journal;
+use super::rating::checkpoint_name;
 use crate::arena::{continue_match, games_from_records, MatchSettings};
 use crate::config::{Config, MatchesConfig};
 use crate::nn::configure_threads;
@@ -70,22 +70,36 @@ pub fn records_up_to(dir: &Path, generation: u32) -> Vec<PathBuf> {
 /// Plays generation `generation`'s match with checkpoint `generation - 1`, the games in `journal`
 /// counted as played, and writes its records. `saved(done)` hears of each new game once the
 /// journal holds it.
-pub fn play(dir: &Path, config: &Config, matches: &MatchesConfig, generation: u32, journal: &Journal, saved: &dyn Fn(usize) -> Result<(), RunError>) -> Result<PlayedMatch, RunError> {
+pub fn play(
+    dir: &Path,
+    config: &Config,
+    matches: &MatchesConfig,
+    generation: u32,
+    journal: &Journal,
+    saved: &dyn Fn(usize) -> Result<(), RunError>,
+) -> Result<PlayedMatch, RunError> {
     let checkpoint = generation - 1;
-    let agent = matches.agent_spec(&checkpoint_path(dir, checkpoint), &checkpoint_name(checkpoint))?;
+    let agent =
+        matches.agent_spec(&checkpoint_path(dir, checkpoint), &checkpoint_name(checkpoint))?;
     let opponent = matches.opponent_spec()?;
     let settings = MatchSettings {
         rules: config.rules,
         games: matches.games,
         opening_plies: matches.opening_plies,
         // Not the rating games' seeds: these openings are another match's.
-        seed: config.run.seed ^ 0x6d61_7463_6865_7300 ^ u64::from(generation).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        seed: config.run.seed
+            ^ 0x6d61_7463_6865_7300
+            ^ u64::from(generation).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         parallel: matches.parallel,
         limit: Limit::default(),
         sprt: None,
     };
-    let journal_problem = |e: crate::arena::ArenaError| RunError::Corrupt { path: dir.join("selfplay").join(format!("gen-{generation:06}")), problem: format!("the saved games of generation {generation}'s match: {e}") };
-    let earlier = games_from_records(journal.match_games()?, &agent, &opponent, &settings).map_err(journal_problem)?;
+    let journal_problem = |e: crate::arena::ArenaError| RunError::Corrupt {
+        path: dir.join("selfplay").join(format!("gen-{generation:06}")),
+        problem: format!("the saved games of generation {generation}'s match: {e}"),
+    };
+    let earlier = games_from_records(journal.match_games()?, &agent, &opponent, &settings)
+        .map_err(journal_problem)?;
     let done = Cell::new(earlier.len());
     // The callback cannot return an error: the first one is kept, and the rest of the games
     // are not saved (they are played out, then the error stops the run).
@@ -93,15 +107,19 @@ pub fn play(dir: &Path, config: &Config, matches: &MatchesConfig, generation: u3
     let started = Instant::now();
     // One libtorch thread per game: the games run side by side.
     configure_threads(1);
-    let played = continue_match(&agent, &opponent, config.run.device, &settings, earlier, &|game, _| {
-        if failure.borrow().is_some() {
-            return;
-        }
-        done.set(done.get() + 1);
-        if let Err(error) = journal.save_match_game(game.index + 1, &game.record).and_then(|()| saved(done.get())) {
-            failure.replace(Some(error));
-        }
-    });
+    let played =
+        continue_match(&agent, &opponent, config.run.device, &settings, earlier, &|game, _| {
+            if failure.borrow().is_some() {
+                return;
+            }
+            done.set(done.get() + 1);
+            if let Err(error) = journal
+                .save_match_game(game.index + 1, &game.record)
+                .and_then(|()| saved(done.get()))
+            {
+                failure.replace(Some(error));
+            }
+        });
     configure_threads(config.run.threads());
     let played = played.map_err(RunError::Match)?;
     if let Some(error) = failure.into_inner() {

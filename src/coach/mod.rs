@@ -35,8 +35,8 @@ use crate::evaluator::CachedEvaluator;
 use crate::nn::optim::Optimizer;
 use crate::nn::{configure_threads, Network};
 use crate::replay::{self, ReplayBuffer, Sample};
-use crate::train::{self, Round};
 use crate::selfplay;
+use crate::train::{self, Round};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -144,7 +144,6 @@ pub trait Observer {
 pub struct Silent;
 impl Observer for Silent {}
 
-
 /// How a new run's first network learns from another run's replay buffer before its own
 /// self-play starts: `steps` optimiser steps on the newest samples of `source_run`, at most
 /// the new config's `max_window` of them. The source may have a network of any size, so a
@@ -227,7 +226,12 @@ struct Generation {
 }
 
 impl Generation {
-    fn begin(dir: &Path, number: u32, config: &Config, clock: &mut Clock) -> Result<Generation, RunError> {
+    fn begin(
+        dir: &Path,
+        number: u32,
+        config: &Config,
+        clock: &mut Clock,
+    ) -> Result<Generation, RunError> {
         let journal = journal::Journal::open(dir, number, config.rules)?;
         let carried = journal.seconds()?;
         clock.carried += carried;
@@ -300,18 +304,34 @@ impl Run {
     /// them as well as on their own few games (a window of one generation's games would undo
     /// much of the pretraining), and the optimiser's state carries on into generation 1.
     /// Nothing is written until pretraining is done, so an interrupted start leaves no run.
-    pub fn start_pretrained(dir: &Path, config: Config, pretraining: Pretraining, observer: &dyn Observer) -> Result<Run, RunError> {
+    pub fn start_pretrained(
+        dir: &Path,
+        config: Config,
+        pretraining: Pretraining,
+        observer: &dyn Observer,
+    ) -> Result<Run, RunError> {
         refuse_started(dir)?;
         let source_run = pretraining.source_run;
-        let refuse = |problem: String| RunError::Pretraining { source_run: source_run.to_path_buf(), problem };
+        let refuse = |problem: String| RunError::Pretraining {
+            source_run: source_run.to_path_buf(),
+            problem,
+        };
         if !source_run.join("config.toml").exists() || !source_run.join("state.json").exists() {
             return Err(refuse("it is not a run directory (no config.toml and state.json)".into()));
         }
         let source = Run::open_existing(source_run)?;
         if source.config.rules != config.rules {
-            return Err(refuse(format!("its games are of other rules ({}; this run: {})", source.config.rules, config.rules)));
+            return Err(refuse(format!(
+                "its games are of other rules ({}; this run: {})",
+                source.config.rules, config.rules
+            )));
         }
-        let buffer = read_newest_chunks(&source.dir, source.state.generation, config.replay.max_window, &config.rules)?;
+        let buffer = read_newest_chunks(
+            &source.dir,
+            source.state.generation,
+            config.replay.max_window,
+            &config.rules,
+        )?;
         let generations = buffer.generations();
         let (Some(&first), Some(&last)) = (generations.first(), generations.last()) else {
             return Err(refuse("its replay buffer is empty".into()));
@@ -328,7 +348,14 @@ impl Run {
             let mut rng = StdRng::seed_from_u64(config.run.seed ^ 0x0070_7265_7472_6169);
             observer.training_started(0, pretraining.steps);
             let learning_rate = config.training.learning_rate_at(0);
-            train::train(&network, &mut optimizer, Round { buffer: &buffer, window: samples, steps: pretraining.steps, learning_rate }, &config.training, &mut rng, &|s| observer.training_step(s))
+            train::train(
+                &network,
+                &mut optimizer,
+                Round { buffer: &buffer, window: samples, steps: pretraining.steps, learning_rate },
+                &config.training,
+                &mut rng,
+                &|s| observer.training_step(s),
+            )
         });
         let report = PretrainingReport {
             source_run: source_run.to_path_buf(),
@@ -340,8 +367,11 @@ impl Run {
             value_accuracy: stats.as_ref().map(|s| s.value_accuracy),
             seconds: stats.as_ref().map_or(0.0, |s| s.seconds),
         };
-        let source = format!("{samples} samples of {} (generations {first}-{last})", source_run.display());
-        let weights = pretraining.init.map_or(String::new(), |init| format!(", from the weights of {}", init.display()));
+        let source =
+            format!("{samples} samples of {} (generations {first}-{last})", source_run.display());
+        let weights = pretraining
+            .init
+            .map_or(String::new(), |init| format!(", from the weights of {}", init.display()));
         observer.message(&match &stats {
             Some(stats) => format!(
                 "pretrained on {source}{weights}: {} steps, policy loss {:.3}, value loss {:.3}, value acc {:.2}, {:.0} s",
@@ -360,7 +390,13 @@ impl Run {
     fn open_existing(dir: &Path) -> Result<Run, RunError> {
         let config = Config::load(&dir.join("config.toml"))?;
         let state = read_state(&dir.join("state.json"))?;
-        Ok(Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new(), opponents: Vec::new() })
+        Ok(Run {
+            dir: dir.to_path_buf(),
+            config,
+            state,
+            metrics: Vec::new(),
+            opponents: Vec::new(),
+        })
     }
 
     fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
@@ -380,7 +416,13 @@ impl Run {
     /// and samples that trained it (replay chunk 0); `info`'s fields go into `run.json`.
     /// Callers build the network first, so that one that cannot be built leaves no directory
     /// behind (a half-made one would be started again with random weights).
-    fn create_with(dir: &Path, config: Config, network: Network, pretrained: Option<(Optimizer, Vec<Sample>)>, info: serde_json::Value) -> Result<Run, RunError> {
+    fn create_with(
+        dir: &Path,
+        config: Config,
+        network: Network,
+        pretrained: Option<(Optimizer, Vec<Sample>)>,
+        info: serde_json::Value,
+    ) -> Result<Run, RunError> {
         for sub in ["checkpoints", "replay", "games"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
         }
@@ -400,15 +442,27 @@ impl Run {
         if let (Some(run_info), Some(info)) = (run_info.as_object_mut(), info.as_object()) {
             run_info.extend(info.clone());
         }
-        write_file(&dir.join("run.json"), serde_json::to_string_pretty(&run_info).expect("json").as_bytes())?;
+        write_file(
+            &dir.join("run.json"),
+            serde_json::to_string_pretty(&run_info).expect("json").as_bytes(),
+        )?;
         network.save(&checkpoint_path(dir, 0), &checkpoint_metadata(&config, 0))?;
-        let run = Run { dir: dir.to_path_buf(), config, state, metrics: Vec::new(), opponents: Vec::new() };
+        let run = Run {
+            dir: dir.to_path_buf(),
+            config,
+            state,
+            metrics: Vec::new(),
+            opponents: Vec::new(),
+        };
         run.write_state()?;
         Ok(run)
     }
 
     fn write_state(&self) -> Result<(), RunError> {
-        write_file(&self.dir.join("state.json"), serde_json::to_string_pretty(&self.state).expect("json").as_bytes())
+        write_file(
+            &self.dir.join("state.json"),
+            serde_json::to_string_pretty(&self.state).expect("json").as_bytes(),
+        )
     }
 
     pub fn metrics(&self) -> &[MetricsRow] {
@@ -427,7 +481,12 @@ impl Run {
         }
         self.rate_if_due(observer)?; // a rating interrupted by a crash is played again
         while target.is_none_or(|t| self.state.generation < t) {
-            let generation = Generation::begin(&self.dir, self.state.generation + 1, &self.config, &mut learner.clock)?;
+            let generation = Generation::begin(
+                &self.dir,
+                self.state.generation + 1,
+                &self.config,
+                &mut learner.clock,
+            )?;
             self.play_match(&generation, &mut learner, observer)?;
             let games = self.self_play(&generation, &learner.network, observer)?;
             self.store_games(&generation, &games)?;
@@ -435,7 +494,10 @@ impl Run {
             self.save_networks(&generation, &learner)?;
             let row = self.commit(generation, &games.stats, &trained, &learner)?;
             self.rate_if_due(observer)?;
-            observer.generation_finished(self.metrics.last().expect("just committed"), &self.opponents[row..]);
+            observer.generation_finished(
+                self.metrics.last().expect("just committed"),
+                &self.opponents[row..],
+            );
         }
         Ok(())
     }
@@ -448,7 +510,8 @@ impl Run {
         // Only the first configuration of rayon's global pool counts; later runs in one process reuse it.
         let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads()).build_global();
         let device = config.run.device.resolve()?;
-        let (network, _) = Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
+        let (network, _) =
+            Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
         let mut buffer = self.replay_window()?;
         // Match records held beside the window: the config's files, and the run's own matches.
         let mut held = Vec::new();
@@ -465,7 +528,11 @@ impl Run {
             let played = matches::records_up_to(&self.dir, self.state.generation);
             if !played.is_empty() {
                 let positions = replay::samples_from_records(&played, &config.rules)?;
-                observer.message(&format!("holding {} positions of the run's {} matches beside the window", positions.len(), played.len()));
+                observer.message(&format!(
+                    "holding {} positions of the run's {} matches beside the window",
+                    positions.len(),
+                    played.len()
+                ));
                 held.extend(positions);
             }
         }
@@ -473,14 +540,24 @@ impl Run {
         let match_rows = matches::read_rows(&self.dir.join("matches.csv"), self.state.generation)?;
         let settings = config.training.optimizer_settings();
         let optimizer_file = optimizer_path(&self.dir, self.state.generation);
-        let optimizer = if optimizer_file.exists() { Optimizer::load(&optimizer_file, &network, settings)? } else { Optimizer::new(&network, settings) };
-        let clock = Clock { started: Instant::now(), wall_before: self.state.wall_seconds, carried: 0.0 };
+        let optimizer = if optimizer_file.exists() {
+            Optimizer::load(&optimizer_file, &network, settings)?
+        } else {
+            Optimizer::new(&network, settings)
+        };
+        let clock =
+            Clock { started: Instant::now(), wall_before: self.state.wall_seconds, carried: 0.0 };
         Ok(Learner { network, optimizer, buffer, match_rows, clock })
     }
 
     /// With `[matches]`: the newest checkpoint's match against the fixed opponent, whose
     /// positions join the records held beside the window when it learns from them.
-    fn play_match(&self, generation: &Generation, learner: &mut Learner, observer: &dyn Observer) -> Result<(), RunError> {
+    fn play_match(
+        &self,
+        generation: &Generation,
+        learner: &mut Learner,
+        observer: &dyn Observer,
+    ) -> Result<(), RunError> {
         let Some(settings) = &self.config.matches else { return Ok(()) };
         let number = generation.number;
         let before = generation.journal.match_games()?.len();
@@ -489,11 +566,18 @@ impl Run {
         }
         observer.match_started(number, settings.games);
         observer.match_game_finished(before);
-        let played = matches::play(&self.dir, &self.config, settings, number, &generation.journal, &|done| {
-            generation.save_time()?;
-            observer.match_game_finished(done);
-            Ok(())
-        })?;
+        let played = matches::play(
+            &self.dir,
+            &self.config,
+            settings,
+            number,
+            &generation.journal,
+            &|done| {
+                generation.save_time()?;
+                observer.match_game_finished(done);
+                Ok(())
+            },
+        )?;
         observer.match_finished(&played.row);
         if settings.learn {
             let positions = played.samples.len();
@@ -507,18 +591,27 @@ impl Run {
 
     /// The generation's self-play games with the newest network, each saved to the journal as
     /// it finishes (a stopped generation resumes with them).
-    fn self_play(&self, generation: &Generation, network: &Network, observer: &dyn Observer) -> Result<selfplay::SelfPlayOutput, RunError> {
+    fn self_play(
+        &self,
+        generation: &Generation,
+        network: &Network,
+        observer: &dyn Observer,
+    ) -> Result<selfplay::SelfPlayOutput, RunError> {
         let config = &self.config;
         let number = generation.number;
         let resumed = generation.journal.finished_games()?;
         if !resumed.is_empty() {
-            observer.message(&format!("generation {number}: {} games were finished before the stop; playing the rest", resumed.len()));
+            observer.message(&format!(
+                "generation {number}: {} games were finished before the stop; playing the rest",
+                resumed.len()
+            ));
         }
         observer.selfplay_started(number, config.selfplay.games_per_generation);
         observer.game_finished(resumed.len());
         // A fresh copy (and cache) each generation: the network trained since the last one.
         // Self-play may search in bf16; training stays in f32.
-        let mut evaluator = CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
+        let mut evaluator =
+            CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
         let player = format!("self-play:gen-{:06}", number - 1);
         let mut saved = |game: &selfplay::FinishedGame, done: usize| -> Result<(), RunError> {
             generation.journal.save(game)?;
@@ -526,42 +619,87 @@ impl Run {
             observer.game_finished(done);
             Ok(())
         };
-        selfplay::play_games(&mut evaluator, config.rules, &config.search, &config.selfplay, generation.seed, &player, resumed, &mut saved, &mut |progress| observer.selfplay_progress(progress))
+        selfplay::play_games(
+            &mut evaluator,
+            config.rules,
+            &config.search,
+            &config.selfplay,
+            generation.seed,
+            &player,
+            resumed,
+            &mut saved,
+            &mut |progress| observer.selfplay_progress(progress),
+        )
     }
 
     /// The generation's samples and game records, in the run's replay and games folders.
-    fn store_games(&self, generation: &Generation, games: &selfplay::SelfPlayOutput) -> Result<(), RunError> {
-        replay::write_chunk(&self.dir.join("replay"), generation.number, &games.samples, &self.config.rules)?;
+    fn store_games(
+        &self,
+        generation: &Generation,
+        games: &selfplay::SelfPlayOutput,
+    ) -> Result<(), RunError> {
+        replay::write_chunk(
+            &self.dir.join("replay"),
+            generation.number,
+            &games.samples,
+            &self.config.rules,
+        )?;
         let text: String = games.records.iter().map(|r| format!("{r}\n")).collect();
-        write_file(&self.dir.join("games").join(format!("gen-{:06}.txt", generation.number)), text.as_bytes())
+        write_file(
+            &self.dir.join("games").join(format!("gen-{:06}.txt", generation.number)),
+            text.as_bytes(),
+        )
     }
 
     /// Adds the new samples to the window and trains on it: as many steps as the config asks,
     /// fewer where that would train on each new sample more than `max_sample_reuse` times.
-    fn learn(&self, generation: &Generation, learner: &mut Learner, samples: Vec<Sample>, observer: &dyn Observer) -> Result<Trained, RunError> {
+    fn learn(
+        &self,
+        generation: &Generation,
+        learner: &mut Learner,
+        samples: Vec<Sample>,
+        observer: &dyn Observer,
+    ) -> Result<Trained, RunError> {
         let config = &self.config;
         // The losses of the network that played these games, before it trains on them.
-        let fresh = train::held_out_losses(&learner.network, &samples, config.training.search_value_share);
+        let fresh =
+            train::held_out_losses(&learner.network, &samples, config.training.search_value_share);
         let new_samples = samples.len();
         learner.buffer.push(generation.number, samples);
         let total_samples = self.state.total_samples + new_samples;
         let window = config.replay.window(total_samples);
         learner.buffer.trim(window);
         // The cap is on self-play's samples, so it counts only their part of each batch.
-        let self_play_per_batch = config.training.batch_size as f64 * if learner.buffer.records().is_empty() { 1.0 } else { 1.0 - config.replay.records_share };
-        let reuse_cap = (config.replay.max_sample_reuse * new_samples as f64 / self_play_per_batch).ceil() as usize;
+        let self_play_per_batch = config.training.batch_size as f64
+            * if learner.buffer.records().is_empty() {
+                1.0
+            } else {
+                1.0 - config.replay.records_share
+            };
+        let reuse_cap = (config.replay.max_sample_reuse * new_samples as f64 / self_play_per_batch)
+            .ceil() as usize;
         let steps = config.training.steps_per_generation.min(reuse_cap.max(1));
         let learning_rate = config.training.learning_rate_at(generation.number);
         observer.training_started(generation.number, steps);
         let mut rng = StdRng::seed_from_u64(generation.seed ^ 0x0074_7261_696e);
         let round = Round { buffer: &learner.buffer, window, steps, learning_rate };
-        let stats = train::train(&learner.network, &mut learner.optimizer, round, &config.training, &mut rng, &|s| observer.training_step(s));
+        let stats = train::train(
+            &learner.network,
+            &mut learner.optimizer,
+            round,
+            &config.training,
+            &mut rng,
+            &|s| observer.training_step(s),
+        );
         Ok(Trained { stats, fresh, new_samples, total_samples, window, learning_rate })
     }
 
     /// The trained network as the generation's checkpoint, and the optimiser's state beside it.
     fn save_networks(&self, generation: &Generation, learner: &Learner) -> Result<(), RunError> {
-        learner.network.save(&checkpoint_path(&self.dir, generation.number), &checkpoint_metadata(&self.config, generation.number))?;
+        learner.network.save(
+            &checkpoint_path(&self.dir, generation.number),
+            &checkpoint_metadata(&self.config, generation.number),
+        )?;
         learner.optimizer.save(&optimizer_path(&self.dir, generation.number))?;
         Ok(())
     }
@@ -569,7 +707,13 @@ impl Run {
     /// Commits the generation: its rows in the CSVs, then `state.json`, the commit point; then
     /// the journal and the previous optimiser state go. Returns where the generation's rows of
     /// `opponents.csv` start.
-    fn commit(&mut self, generation: Generation, s: &selfplay::SelfPlayStats, trained: &Trained, learner: &Learner) -> Result<usize, RunError> {
+    fn commit(
+        &mut self,
+        generation: Generation,
+        s: &selfplay::SelfPlayStats,
+        trained: &Trained,
+        learner: &Learner,
+    ) -> Result<usize, RunError> {
         let number = generation.number;
         let stats = &trained.stats;
         self.state = RunState {
@@ -589,8 +733,10 @@ impl Run {
             white_wins: s.white_wins,
             black_wins: s.black_wins,
             draws: s.draws,
-            opponent_games: (!self.config.selfplay.opponents.is_empty()).then(|| s.opponent_games()),
-            opponent_score: (s.opponent_games() > 0).then(|| s.opponent_points() / s.opponent_games() as f64),
+            opponent_games: (!self.config.selfplay.opponents.is_empty())
+                .then(|| s.opponent_games()),
+            opponent_score: (s.opponent_games() > 0)
+                .then(|| s.opponent_points() / s.opponent_games() as f64),
             policy_loss: stats.policy_loss,
             value_loss: stats.value_loss,
             policy_entropy: stats.policy_entropy,
@@ -600,7 +746,8 @@ impl Run {
             fresh_value_loss: trained.fresh.map(|f| f.value),
             elo: None,
             elo_error: None,
-            selfplay_sims_per_second: (s.simulations > 0).then(|| s.simulations as f64 / s.seconds.max(1e-9)),
+            selfplay_sims_per_second: (s.simulations > 0)
+                .then(|| s.simulations as f64 / s.seconds.max(1e-9)),
             train_samples_per_second: stats.samples as f64 / stats.seconds.max(1e-9),
             train_steps: stats.steps,
             learning_rate: trained.learning_rate,
@@ -610,7 +757,12 @@ impl Run {
             wall_seconds: self.state.wall_seconds,
         };
         let first_opponent_row = self.opponents.len();
-        self.opponents.extend(s.opponents.iter().map(|o| OpponentRow { generation: number, opponent: o.name.clone(), games: o.games, score: o.score() }));
+        self.opponents.extend(s.opponents.iter().map(|o| OpponentRow {
+            generation: number,
+            opponent: o.name.clone(),
+            games: o.games,
+            score: o.score(),
+        }));
         if self.opponents.len() > first_opponent_row {
             write_csv(&self.dir.join("opponents.csv"), &self.opponents)?;
         }
@@ -631,7 +783,11 @@ impl Run {
     fn rate_if_due(&mut self, observer: &dyn Observer) -> Result<(), RunError> {
         let every = self.config.evaluation.every;
         let generation = self.state.generation;
-        if every == 0 || generation == 0 || !generation.is_multiple_of(every) || self.state.rated_generation >= generation {
+        if every == 0
+            || generation == 0
+            || !generation.is_multiple_of(every)
+            || self.state.rated_generation >= generation
+        {
             return Ok(());
         }
         let (elo, error) = rating::rate(&self.dir, &self.config, generation, observer)?;
@@ -669,11 +825,18 @@ fn refuse_started(dir: &Path) -> Result<(), RunError> {
 /// The replay chunks of the run in `dir`, newest first back from `last_generation`, until
 /// they hold `window` samples, in a buffer oldest first. Chunk 0 exists only in a pretrained
 /// run.
-fn read_newest_chunks(dir: &Path, last_generation: u32, window: usize, rules: &crate::game::Rules) -> Result<ReplayBuffer, RunError> {
+fn read_newest_chunks(
+    dir: &Path,
+    last_generation: u32,
+    window: usize,
+    rules: &crate::game::Rules,
+) -> Result<ReplayBuffer, RunError> {
     let mut chunks = Vec::new();
     let mut held = 0;
     for generation in (0..=last_generation).rev() {
-        if held >= window || (generation == 0 && !replay::chunk_path(&dir.join("replay"), 0).exists()) {
+        if held >= window
+            || (generation == 0 && !replay::chunk_path(&dir.join("replay"), 0).exists())
+        {
             break;
         }
         let samples = replay::read_chunk(&dir.join("replay"), generation, rules)?;

@@ -42,7 +42,11 @@ pub fn checkpoint_name(generation: u32) -> String {
 
 fn checkpoint_player(dir: &Path, generation: u32, simulations: u64) -> PlayerSpec {
     let limit = Limit { nodes: Some(simulations), ..Limit::default() };
-    PlayerSpec::new(PlayerKind::Net(checkpoint_path(dir, generation)), limit, checkpoint_name(generation))
+    PlayerSpec::new(
+        PlayerKind::Net(checkpoint_path(dir, generation)),
+        limit,
+        checkpoint_name(generation),
+    )
 }
 
 pub fn read_games(path: &Path) -> Result<Vec<RatingGame>, RunError> {
@@ -56,16 +60,26 @@ pub fn read_ratings(path: &Path) -> Result<Vec<RatingRow>, RunError> {
 /// Plays `generation`'s rating games and refits every rating. Returns the checkpoint's Elo and
 /// the half-width of its 95% interval. Safe to repeat after a crash: the generation's earlier
 /// games are replaced, not added to.
-pub fn rate(dir: &Path, config: &Config, generation: u32, observer: &dyn Observer) -> Result<(f64, f64), RunError> {
+pub fn rate(
+    dir: &Path,
+    config: &Config,
+    generation: u32,
+    observer: &dyn Observer,
+) -> Result<(f64, f64), RunError> {
     let evaluation = &config.evaluation;
     let ratings_dir = dir.join("ratings");
     std::fs::create_dir_all(&ratings_dir).map_err(io(&ratings_dir))?;
     let games_path = ratings_dir.join("games.csv");
-    let mut games: Vec<RatingGame> = read_games(&games_path)?.into_iter().filter(|g| g.rated_generation != generation).collect();
+    let mut games: Vec<RatingGame> =
+        read_games(&games_path)?.into_iter().filter(|g| g.rated_generation != generation).collect();
 
     let candidate = checkpoint_player(dir, generation, evaluation.simulations);
     let mut opponents = evaluation.baseline_specs()?;
-    opponents.push(checkpoint_player(dir, generation.saturating_sub(evaluation.every), evaluation.simulations));
+    opponents.push(checkpoint_player(
+        dir,
+        generation.saturating_sub(evaluation.every),
+        evaluation.simulations,
+    ));
     let settings = MatchSettings {
         rules: config.rules,
         games: evaluation.games,
@@ -80,19 +94,36 @@ pub fn rate(dir: &Path, config: &Config, generation: u32, observer: &dyn Observe
     configure_threads(1);
     let played: Result<Vec<_>, _> = opponents
         .iter()
-        .map(|opponent| play_match(&candidate, opponent, config.run.device, &settings, &|_, _| observer.rating_game_finished()).map(|result| (opponent, result)))
+        .map(|opponent| {
+            play_match(&candidate, opponent, config.run.device, &settings, &|_, _| {
+                observer.rating_game_finished()
+            })
+            .map(|result| (opponent, result))
+        })
         .collect();
     configure_threads(config.run.threads());
     let mut records = String::new();
     for (opponent, result) in played? {
         for game in result.games {
-            let (white, black) = if game.a_is_white { (&candidate.text, &opponent.text) } else { (&opponent.text, &candidate.text) };
+            let (white, black) = if game.a_is_white {
+                (&candidate.text, &opponent.text)
+            } else {
+                (&opponent.text, &candidate.text)
+            };
             let white_score = if game.a_is_white { game.a_score } else { 1.0 - game.a_score };
-            games.push(RatingGame { rated_generation: generation, white: white.clone(), black: black.clone(), white_score });
+            games.push(RatingGame {
+                rated_generation: generation,
+                white: white.clone(),
+                black: black.clone(),
+                white_score,
+            });
             records.push_str(&format!("{}\n", game.record));
         }
     }
-    write_file(&ratings_dir.join(format!("{}.txt", checkpoint_name(generation))), records.as_bytes())?;
+    write_file(
+        &ratings_dir.join(format!("{}.txt", checkpoint_name(generation))),
+        records.as_bytes(),
+    )?;
     write_csv(&games_path, &games)?;
 
     let ratings = fit_all(&games, config.run.seed);
@@ -117,8 +148,19 @@ pub fn fit_all(games: &[RatingGame], seed: u64) -> Vec<RatingRow> {
         }
         names
     };
-    let rated: Vec<RatedGame> = games.iter().map(|g| RatedGame { white: index[g.white.as_str()], black: index[g.black.as_str()], white_score: g.white_score }).collect();
-    let anchor = index.get("random").or_else(|| index.get(checkpoint_name(0).as_str())).copied().unwrap_or(0);
+    let rated: Vec<RatedGame> = games
+        .iter()
+        .map(|g| RatedGame {
+            white: index[g.white.as_str()],
+            black: index[g.black.as_str()],
+            white_score: g.white_score,
+        })
+        .collect();
+    let anchor = index
+        .get("random")
+        .or_else(|| index.get(checkpoint_name(0).as_str()))
+        .copied()
+        .unwrap_or(0);
     let fitted = fit_with_errors(names.len(), &rated, anchor, 100, seed);
     let mut rows: Vec<RatingRow> = names
         .iter()
@@ -131,6 +173,12 @@ pub fn fit_all(games: &[RatingGame], seed: u64) -> Vec<RatingRow> {
             games: rated.iter().filter(|g| g.white == i || g.black == i).count(),
         })
         .collect();
-    rows.sort_by(|a, b| (a.generation.is_some(), a.generation, &a.player).cmp(&(b.generation.is_some(), b.generation, &b.player)));
+    rows.sort_by(|a, b| {
+        (a.generation.is_some(), a.generation, &a.player).cmp(&(
+            b.generation.is_some(),
+            b.generation,
+            &b.player,
+        ))
+    });
     rows
 }

@@ -102,7 +102,9 @@ impl Iterator for Squares {
             let word = self.bits.0[self.limb];
             if word != 0 {
                 self.bits.0[self.limb] = word & (word - 1);
-                return Some(Square::from_index((self.limb * 64) as u8 + word.trailing_zeros() as u8));
+                return Some(Square::from_index(
+                    (self.limb * 64) as u8 + word.trailing_zeros() as u8,
+                ));
             }
             self.limb += 1;
         }
@@ -117,7 +119,12 @@ impl Shl<u32> for Bitboard {
     #[inline]
     fn shl(self, n: u32) -> Bitboard {
         let [a, b, c, d] = self.0;
-        Bitboard([a << n, (b << n) | (a >> (64 - n)), (c << n) | (b >> (64 - n)), (d << n) | (c >> (64 - n))])
+        Bitboard([
+            a << n,
+            (b << n) | (a >> (64 - n)),
+            (c << n) | (b >> (64 - n)),
+            (d << n) | (c >> (64 - n)),
+        ])
     }
 }
 
@@ -128,7 +135,12 @@ impl Shr<u32> for Bitboard {
     #[inline]
     fn shr(self, n: u32) -> Bitboard {
         let [a, b, c, d] = self.0;
-        Bitboard([(a >> n) | (b << (64 - n)), (b >> n) | (c << (64 - n)), (c >> n) | (d << (64 - n)), d >> n])
+        Bitboard([
+            (a >> n) | (b << (64 - n)),
+            (b >> n) | (c << (64 - n)),
+            (c >> n) | (d << (64 - n)),
+            d >> n,
+        ])
     }
 }
 

@@ -20,7 +20,12 @@ pub fn diagram(position: &Position, highlight: Bitboard, style: Style) -> String
 }
 
 /// [`diagram`], with the squares of just-captured pieces marked `x`.
-pub fn diagram_with_captures(position: &Position, highlight: Bitboard, captured: Bitboard, style: Style) -> String {
+pub fn diagram_with_captures(
+    position: &Position,
+    highlight: Bitboard,
+    captured: Bitboard,
+    style: Style,
+) -> String {
     let (width, height) = (position.rules().width, position.rules().height);
     let mut out = String::new();
     for row in (0..height).rev() {
@@ -48,7 +53,15 @@ pub fn diagram_with_captures(position: &Position, highlight: Bitboard, captured:
                 }
                 Style::Ansi => {
                     let dark = (row + column) % 2 == 0;
-                    let background = if marked { "43" } else if taken { "41" } else if dark { "100" } else { "47" };
+                    let background = if marked {
+                        "43"
+                    } else if taken {
+                        "41"
+                    } else if dark {
+                        "100"
+                    } else {
+                        "47"
+                    };
                     let glyph = match piece {
                         Some(Color::White) => "\x1b[97m●",
                         Some(Color::Black) => "\x1b[30m●",

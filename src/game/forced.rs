@@ -59,7 +59,9 @@ impl Position {
         let us = self.side_to_move();
         // Whether a reply leaves the replying side lost: it keeps the other side's lead, or it
         // allows a win one move ahead.
-        let reply_loses = |after: Position| after.side_to_move_has_won() || matches!(after.forced(), Some(Forced::Win(_)));
+        let reply_loses = |after: Position| {
+            after.side_to_move_has_won() || matches!(after.forced(), Some(Forced::Win(_)))
+        };
         let mut replies = Vec::with_capacity(128);
         for &mv in moves {
             let next = self.play_unchecked(mv);
@@ -72,7 +74,8 @@ impl Position {
             }
         }
         let threatened = leads(self, us.opponent());
-        (threatened && moves.iter().all(|&mv| reply_loses(self.play_unchecked(mv)))).then_some(Forced::Loss)
+        (threatened && moves.iter().all(|&mv| reply_loses(self.play_unchecked(mv))))
+            .then_some(Forced::Loss)
     }
 
     /// Drops the moves that lose at once when the opponent leads on the far rows: only a move
@@ -85,7 +88,11 @@ impl Position {
         if self.is_finished_at_start() || !leads(self, self.side_to_move().opponent()) {
             return;
         }
-        let repairs: Vec<Move> = moves.iter().copied().filter(|&mv| !self.play_unchecked(mv).side_to_move_has_won()).collect();
+        let repairs: Vec<Move> = moves
+            .iter()
+            .copied()
+            .filter(|&mv| !self.play_unchecked(mv).side_to_move_has_won())
+            .collect();
         if !repairs.is_empty() {
             *moves = repairs;
         }
@@ -98,7 +105,9 @@ impl Position {
             return false;
         }
         let us = self.side_to_move();
-        self.far_row_count(us.opponent()) > self.far_row_count(us) || self.far_row_count(us) > 0 || self.can_enter_far_row()
+        self.far_row_count(us.opponent()) > self.far_row_count(us)
+            || self.far_row_count(us) > 0
+            || self.can_enter_far_row()
     }
 
     fn forced_among(&self, moves: &[Move]) -> Option<Forced> {
@@ -115,7 +124,8 @@ impl Position {
                 continue;
             }
             every_move_loses = false;
-            if leads(&next, us) && !next.ply_cap_reached() && no_reply_repairs(&next, &mut replies) {
+            if leads(&next, us) && !next.ply_cap_reached() && no_reply_repairs(&next, &mut replies)
+            {
                 return Some(Forced::Win(mv));
             }
         }

@@ -24,8 +24,13 @@ pub use forced::Forced;
 pub use movegen::Reach;
 pub use notation::{MoveError, MoveText, ParsePositionError};
 pub use perft::{divide, perft};
-pub use position::{mirror_move, Color, IllegalMove, Move, MoveEffect, Position, SetupError, Status, WinReason};
+pub use position::{
+    mirror_move, Color, IllegalMove, Move, MoveEffect, Position, SetupError, Status, WinReason,
+};
 pub use record::{GameRecord, RecordError, RecordResult, Termination};
-pub use rules::{parse_board, Geometry, Rules, RulesError, SymmetryRule, BOARD_NAMES, HOME_ROWS, STANDARD_HEIGHT, STANDARD_WIDTH, STONES};
+pub use rules::{
+    parse_board, Geometry, Rules, RulesError, SymmetryRule, BOARD_NAMES, HOME_ROWS,
+    STANDARD_HEIGHT, STANDARD_WIDTH, STONES,
+};
 pub use square::{Dir, Square, MAX_DIM, MIN_DIM, STRIDE};
 pub use tactics::{forcing_moves, move_facts, must_answer, MoveFacts};

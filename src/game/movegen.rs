@@ -36,7 +36,11 @@ impl Group {
     fn moves(self) -> impl Iterator<Item = Move> {
         let back = (self.pieces as i32 - 1) * self.dir.offset();
         self.heads.squares().map(move |head| {
-            Move::new(Square::from_index((head.index() as i32 - back) as u8), self.dir, self.distance)
+            Move::new(
+                Square::from_index((head.index() as i32 - back) as u8),
+                self.dir,
+                self.distance,
+            )
         })
     }
 }
@@ -81,7 +85,9 @@ impl Visitor for ReachVisitor<'_> {
         self.reach.runners |= self.position.far_row_landings(group);
         if group.capture {
             let geo = self.position.geometry();
-            let forward = |bits: Bitboard| bits.shift_by(group.dir.offset()) & geo.shift_masks[group.dir.index()];
+            let forward = |bits: Bitboard| {
+                bits.shift_by(group.dir.offset()) & geo.shift_masks[group.dir.index()]
+            };
             let mut line = group.heads;
             for _ in 0..group.distance {
                 line = forward(line);
@@ -116,7 +122,12 @@ impl Position {
 
     /// The groups of one direction; `false` when `visit` asked to stop. `clear` is scratch space.
     #[inline(always)]
-    fn visit_direction(&self, dir: Dir, clear: &mut [Bitboard; MAX_DIM as usize + 1], visit: &mut impl Visitor) -> bool {
+    fn visit_direction(
+        &self,
+        dir: Dir,
+        clear: &mut [Bitboard; MAX_DIM as usize + 1],
+        visit: &mut impl Visitor,
+    ) -> bool {
         let geo = self.geometry();
         let own = self.pieces(self.side_to_move());
         let enemy = self.pieces(self.side_to_move().opponent());
@@ -154,7 +165,13 @@ impl Position {
                 if movers.is_empty() {
                     break; // clear[j] only shrinks as j grows
                 }
-                if !visit.visit(Group { dir, pieces: k, distance: j as u8, heads: movers, capture: false }) {
+                if !visit.visit(Group {
+                    dir,
+                    pieces: k,
+                    distance: j as u8,
+                    heads: movers,
+                    capture: false,
+                }) {
                     return false;
                 }
             }
@@ -166,7 +183,15 @@ impl Position {
             let mut reach = backward(weak);
             for j in 1..=k {
                 let capturers = heads_k & reach;
-                if capturers.any() && !visit.visit(Group { dir, pieces: k, distance: j, heads: capturers, capture: true }) {
+                if capturers.any()
+                    && !visit.visit(Group {
+                        dir,
+                        pieces: k,
+                        distance: j,
+                        heads: capturers,
+                        capture: true,
+                    })
+                {
                     return false;
                 }
                 reach = backward(empty & reach);
@@ -218,7 +243,9 @@ impl Position {
             if far.is_empty() {
                 out.extend(group.moves());
             } else {
-                out.extend(group.moves().filter(|mv| !far.contains(head_of(*mv, group.pieces)) || !self.violates_symmetry_rule(*mv)));
+                out.extend(group.moves().filter(|mv| {
+                    !far.contains(head_of(*mv, group.pieces)) || !self.violates_symmetry_rule(*mv)
+                }));
             }
             true
         });
@@ -244,7 +271,10 @@ impl Position {
             count += group.heads.count() as u64;
             let far = self.far_row_heads(group);
             if far.any() {
-                let forbidden = Group { heads: far, ..group }.moves().filter(|mv| self.violates_symmetry_rule(*mv)).count();
+                let forbidden = Group { heads: far, ..group }
+                    .moves()
+                    .filter(|mv| self.violates_symmetry_rule(*mv))
+                    .count();
                 count -= forbidden as u64;
             }
             true
@@ -263,7 +293,8 @@ impl Position {
         let mut found = false;
         self.visit_groups(&mut |group: Group| {
             let far = self.far_row_heads(group);
-            found = (group.heads & !far).any() || Group { heads: far, ..group }.moves().any(|mv| !self.violates_symmetry_rule(mv));
+            found = (group.heads & !far).any()
+                || Group { heads: far, ..group }.moves().any(|mv| !self.violates_symmetry_rule(mv));
             !found
         });
         found
@@ -288,7 +319,11 @@ impl Position {
     /// game's state: a finished position or one still placing stones is walked like any other,
     /// since the evaluation and the threat planes want what the pieces could do.
     pub fn reach(&self) -> Reach {
-        let mut visitor = ReachVisitor { position: self, enemy: self.pieces(self.side_to_move().opponent()), reach: Reach::default() };
+        let mut visitor = ReachVisitor {
+            position: self,
+            enemy: self.pieces(self.side_to_move().opponent()),
+            reach: Reach::default(),
+        };
         self.visit_groups(&mut visitor);
         visitor.reach
     }

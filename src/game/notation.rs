@@ -26,7 +26,9 @@ pub enum ParsePositionError {
     Empty,
     #[error("row {row} (counting from the top), character {column}: unexpected {found:?}; expected w, b, s or a digit")]
     BadCharacter { row: usize, column: usize, found: char },
-    #[error("row {row} (counting from the top) is {width} squares wide but the first row is {expected}")]
+    #[error(
+        "row {row} (counting from the top) is {width} squares wide but the first row is {expected}"
+    )]
     RaggedRow { row: usize, width: usize, expected: usize },
     #[error("row {row} (counting from the top): a run of 0 empty squares")]
     ZeroRun { row: usize },
@@ -206,7 +208,9 @@ impl MoveText {
     /// Reads a move text on a board of the given size.
     pub fn parse(text: &str, width: u8, height: u8) -> Result<MoveText, MoveError> {
         let syntax = |reason| MoveError::Syntax { text: text.to_string(), reason };
-        let square = |s: &str| Square::parse(s, width, height).ok_or(syntax("a square is malformed or off the board"));
+        let square = |s: &str| {
+            Square::parse(s, width, height).ok_or(syntax("a square is malformed or off the board"))
+        };
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return Err(syntax("it is empty"));
@@ -217,11 +221,18 @@ impl MoveText {
         if let Some((tail, rest)) = trimmed.split_once(',') {
             let split = rest.find(['-', 'x']).unwrap_or_else(|| {
                 // `e12,f11h9`: the second square starts at the second letter.
-                rest.char_indices().skip(1).find(|(_, c)| c.is_ascii_lowercase()).map_or(rest.len(), |(i, _)| i)
+                rest.char_indices()
+                    .skip(1)
+                    .find(|(_, c)| c.is_ascii_lowercase())
+                    .map_or(rest.len(), |(i, _)| i)
             });
             let (head, dest) = rest.split_at(split);
             let dest = dest.trim_start_matches(['-', 'x']);
-            return Ok(MoveText::Head { tail: square(tail)?, head: square(head)?, head_to: square(dest)? });
+            return Ok(MoveText::Head {
+                tail: square(tail)?,
+                head: square(head)?,
+                head_to: square(dest)?,
+            });
         }
         let split = trimmed.find(['-', 'x']).ok_or(syntax("no - or x between the squares"))?;
         let (from, to) = (&trimmed[..split], &trimmed[split + 1..]);
@@ -232,15 +243,23 @@ impl MoveText {
     pub fn resolve(self, position: &Position) -> Result<Move, MoveError> {
         let mv = match self {
             MoveText::Tail { from, to } => {
-                let (dir, distance) = Dir::between(from, to).ok_or(MoveError::NotALine { from, to })?;
+                let (dir, distance) =
+                    Dir::between(from, to).ok_or(MoveError::NotALine { from, to })?;
                 Move::new(from, dir, distance)
             }
             MoveText::Head { tail, head, head_to } => {
-                let (dir, distance) = Dir::between(head, head_to).ok_or(MoveError::NotALine { from: head, to: head_to })?;
+                let (dir, distance) = Dir::between(head, head_to)
+                    .ok_or(MoveError::NotALine { from: head, to: head_to })?;
                 let side = position.side_to_move();
                 let pieces = position.line_length(tail, dir, side);
-                let front = tail.offset(dir, pieces as i32 - 1, position.rules().width, position.rules().height);
-                let lined_up = tail == head || Dir::between(tail, head).is_some_and(|(d, _)| d == dir);
+                let front = tail.offset(
+                    dir,
+                    pieces as i32 - 1,
+                    position.rules().width,
+                    position.rules().height,
+                );
+                let lined_up =
+                    tail == head || Dir::between(tail, head).is_some_and(|(d, _)| d == dir);
                 if pieces == 0 || !lined_up || front != Some(head) {
                     return Err(MoveError::NotTheFront { tail, head });
                 }
@@ -248,7 +267,9 @@ impl MoveText {
             }
             MoveText::Place { square } => Move::place(square),
         };
-        position.check(mv).map_err(|reason| MoveError::Illegal { text: self.to_string(), reason })?;
+        position
+            .check(mv)
+            .map_err(|reason| MoveError::Illegal { text: self.to_string(), reason })?;
         Ok(mv)
     }
 }

@@ -27,5 +27,9 @@ pub fn divide(position: &Position, depth: u32) -> Vec<(Move, u64)> {
     if depth == 0 {
         return Vec::new();
     }
-    position.legal_moves().into_iter().map(|mv| (mv, perft(&position.play_unchecked(mv), depth - 1))).collect()
+    position
+        .legal_moves()
+        .into_iter()
+        .map(|mv| (mv, perft(&position.play_unchecked(mv), depth - 1)))
+        .collect()
 }

@@ -100,7 +100,9 @@ impl Move {
 
     /// Where the tail piece ends; with `from`, Abbott's notation for the move.
     pub fn to(self) -> Square {
-        Square::from_index((self.from.index() as i32 + self.distance as i32 * self.dir.offset()) as u8)
+        Square::from_index(
+            (self.from.index() as i32 + self.distance as i32 * self.dir.offset()) as u8,
+        )
     }
 }
 
@@ -149,7 +151,9 @@ pub enum IllegalMove {
     NoStones,
     #[error("all {STONES} stones are placed; pieces move now")]
     StonesPlaced,
-    #[error("{placed} of {STONES} stones are placed; place a stone (like @f6) before any piece moves")]
+    #[error(
+        "{placed} of {STONES} stones are placed; place a stone (like @f6) before any piece moves"
+    )]
     PlaceAStone { placed: u8 },
 }
 
@@ -166,7 +170,10 @@ pub struct MoveEffect {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Status {
     Ongoing,
-    Won { winner: Color, reason: WinReason },
+    Won {
+        winner: Color,
+        reason: WinReason,
+    },
     /// Only under a ply cap.
     Draw,
 }
@@ -194,7 +201,11 @@ pub struct Position {
 
 impl PartialEq for Position {
     fn eq(&self, other: &Position) -> bool {
-        self.rules == other.rules && self.pieces == other.pieces && self.stones == other.stones && self.side == other.side && self.ply == other.ply
+        self.rules == other.rules
+            && self.pieces == other.pieces
+            && self.stones == other.stones
+            && self.side == other.side
+            && self.ply == other.ply
     }
 }
 impl Eq for Position {}
@@ -244,14 +255,24 @@ impl Position {
     }
 
     /// A position from its pieces, checked against the rules.
-    pub fn from_parts(rules: Rules, white: Bitboard, black: Bitboard, side: Color, ply: u16) -> Result<Position, SetupError> {
+    pub fn from_parts(
+        rules: Rules,
+        white: Bitboard,
+        black: Bitboard,
+        side: Color,
+        ply: u16,
+    ) -> Result<Position, SetupError> {
         rules.validate()?;
         let geo = rules.geometry();
         if let Some(square) = (white & black).first() {
             return Err(SetupError::Overlap { square });
         }
         if let Some(square) = ((white | black) & !geo.board).first() {
-            return Err(SetupError::OutsideBoard { square, width: rules.width, height: rules.height });
+            return Err(SetupError::OutsideBoard {
+                square,
+                width: rules.width,
+                height: rules.height,
+            });
         }
         let pieces = [white, black];
         let hash = zobrist::hash(&pieces, Bitboard::EMPTY, side);
@@ -262,7 +283,11 @@ impl Position {
     /// at most [`STONES`] of them, each on an empty square of a stone row.
     pub fn with_stones(&self, stones: Bitboard) -> Result<Position, SetupError> {
         if stones.is_empty() {
-            return Ok(Position { stones, hash: zobrist::hash(&self.pieces, stones, self.side), ..*self });
+            return Ok(Position {
+                stones,
+                hash: zobrist::hash(&self.pieces, stones, self.side),
+                ..*self
+            });
         }
         if !self.rules.stones {
             return Err(SetupError::StonesWithoutRule);
@@ -340,7 +365,8 @@ impl Position {
     /// Pieces `color` has on the row it aims at.
     #[inline]
     pub fn far_row_count(&self, color: Color) -> u32 {
-        (self.pieces[color.index()] & self.geo.rows[color.far_row(self.rules.height) as usize]).count()
+        (self.pieces[color.index()] & self.geo.rows[color.far_row(self.rules.height) as usize])
+            .count()
     }
 
     /// The start-of-turn win: the side to move has more pieces on its far row than the opponent
@@ -418,18 +444,24 @@ impl Position {
         if mv.distance > pieces {
             return Err(IllegalMove::TooFar { pieces, distance: mv.distance });
         }
-        let head = mv.from.offset(mv.dir, pieces as i32 - 1, width, height).expect("the phalanx is on the board");
+        let head = mv
+            .from
+            .offset(mv.dir, pieces as i32 - 1, width, height)
+            .expect("the phalanx is on the board");
         let enemy = self.side.opponent();
         let mut captured = 0;
         for step in 1..=mv.distance {
-            let square = head.offset(mv.dir, step as i32, width, height).ok_or(IllegalMove::RunsOffBoard)?;
+            let square =
+                head.offset(mv.dir, step as i32, width, height).ok_or(IllegalMove::RunsOffBoard)?;
             if self.stones.contains(square) {
                 return Err(IllegalMove::BlockedByStone { square });
             }
             match self.piece_at(square) {
                 None => {}
                 Some(c) if c == self.side => return Err(IllegalMove::BlockedByOwnPiece { square }),
-                Some(_) if step < mv.distance => return Err(IllegalMove::BlockedByEnemy { square }),
+                Some(_) if step < mv.distance => {
+                    return Err(IllegalMove::BlockedByEnemy { square })
+                }
                 Some(_) => {
                     let line = self.line_length(square, mv.dir, enemy);
                     if line >= pieces {
@@ -496,7 +528,8 @@ impl Position {
         // Every piece of a legal move lands on the board (the head's landing square does, and
         // the rest land between it and the tail), so a destination is plain index arithmetic.
         let shift = mv.distance as i32 * offset;
-        let destination = |sq: Square| u8::try_from(sq.index() as i32 + shift).ok().map(Square::from_index);
+        let destination =
+            |sq: Square| u8::try_from(sq.index() as i32 + shift).ok().map(Square::from_index);
         let mut phalanx = Bitboard::EMPTY;
         let mut moved = Bitboard::EMPTY;
         let mut head = None;
@@ -571,8 +604,10 @@ impl Position {
     pub fn is_symmetric(&self) -> bool {
         let [white, black] = self.pieces;
         let stones = self.stones;
-        let mirror = || self.geo.flip_vertical(white) == black && self.geo.flip_vertical(stones) == stones;
-        let rotation = || self.geo.rotate180(white) == black && self.geo.rotate180(stones) == stones;
+        let mirror =
+            || self.geo.flip_vertical(white) == black && self.geo.flip_vertical(stones) == stones;
+        let rotation =
+            || self.geo.rotate180(white) == black && self.geo.rotate180(stones) == stones;
         match self.rules.symmetry {
             SymmetryRule::Mirror => mirror(),
             SymmetryRule::Rotation => rotation(),
@@ -598,7 +633,8 @@ impl Position {
 
     /// The same position under other rule options of the same board size.
     pub fn with_rules(&self, rules: Rules) -> Result<Position, SetupError> {
-        Position::from_parts(rules, self.pieces[0], self.pieces[1], self.side, self.ply)?.with_stones(self.stones)
+        Position::from_parts(rules, self.pieces[0], self.pieces[1], self.side, self.ply)?
+            .with_stones(self.stones)
     }
 }
 

@@ -42,9 +42,14 @@ impl RecordResult {
     }
 
     fn from_token(token: &str) -> Option<RecordResult> {
-        [RecordResult::WhiteWins, RecordResult::BlackWins, RecordResult::Draw, RecordResult::Unfinished]
-            .into_iter()
-            .find(|r| r.token() == token)
+        [
+            RecordResult::WhiteWins,
+            RecordResult::BlackWins,
+            RecordResult::Draw,
+            RecordResult::Unfinished,
+        ]
+        .into_iter()
+        .find(|r| r.token() == token)
     }
 
     pub fn win_for(color: Color) -> RecordResult {
@@ -78,9 +83,15 @@ impl Termination {
     }
 
     fn from_name(name: &str) -> Option<Termination> {
-        [Termination::BackRow, Termination::NoMoves, Termination::PlyCap, Termination::Resignation, Termination::Unfinished]
-            .into_iter()
-            .find(|t| t.name() == name)
+        [
+            Termination::BackRow,
+            Termination::NoMoves,
+            Termination::PlyCap,
+            Termination::Resignation,
+            Termination::Unfinished,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
     }
 }
 
@@ -192,7 +203,10 @@ impl GameRecord {
         let mut all = GameRecord::parse_all(text)?;
         match all.len() {
             1 => Ok(all.remove(0)),
-            n => Err(RecordError::Syntax { line: 1, problem: format!("expected one record, found {n}") }),
+            n => Err(RecordError::Syntax {
+                line: 1,
+                problem: format!("expected one record, found {n}"),
+            }),
         }
     }
 }
@@ -260,38 +274,76 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
         if !line.starts_with('[') {
             break;
         }
-        let syntax = |problem: &str| RecordError::Syntax { line: at + 1, problem: problem.to_string() };
-        let inner = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')).ok_or_else(|| syntax("a tag must be [Name \"value\"]"))?;
-        let (name, value) = inner.split_once(' ').ok_or_else(|| syntax("a tag must be [Name \"value\"]"))?;
-        let value = value.trim().strip_prefix('"').and_then(|v| v.strip_suffix('"')).ok_or_else(|| syntax("a tag value must be in double quotes"))?;
+        let syntax =
+            |problem: &str| RecordError::Syntax { line: at + 1, problem: problem.to_string() };
+        let inner = line
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'))
+            .ok_or_else(|| syntax("a tag must be [Name \"value\"]"))?;
+        let (name, value) =
+            inner.split_once(' ').ok_or_else(|| syntax("a tag must be [Name \"value\"]"))?;
+        let value = value
+            .trim()
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .ok_or_else(|| syntax("a tag value must be in double quotes"))?;
         tags.push((name.to_string(), unescape(value)));
         at += 1;
     }
     let take = |name: &str| tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
     let number = |tag: &'static str, default: u8| -> Result<u8, RecordError> {
-        take(tag).map_or(Ok(default), |v| v.parse().map_err(|_| RecordError::Tag { tag, problem: format!("{v:?} is not a number") }))
+        take(tag).map_or(Ok(default), |v| {
+            v.parse()
+                .map_err(|_| RecordError::Tag { tag, problem: format!("{v:?} is not a number") })
+        })
     };
     let defaults = Rules::default();
     let symmetry = match take("Symmetry") {
         None => defaults.symmetry,
-        Some(v) => SymmetryRule::from_name(&v).ok_or_else(|| RecordError::Tag { tag: "Symmetry", problem: format!("{v:?} is not mirror, rotation, both or off") })?,
+        Some(v) => SymmetryRule::from_name(&v).ok_or_else(|| RecordError::Tag {
+            tag: "Symmetry",
+            problem: format!("{v:?} is not mirror, rotation, both or off"),
+        })?,
     };
     let ply_cap = match take("PlyCap").as_deref() {
         None | Some("none") => None,
-        Some(v) => Some(v.parse().map_err(|_| RecordError::Tag { tag: "PlyCap", problem: format!("{v:?} is not a number or none") })?),
+        Some(v) => Some(v.parse().map_err(|_| RecordError::Tag {
+            tag: "PlyCap",
+            problem: format!("{v:?} is not a number or none"),
+        })?),
     };
     let stones = match take("Stones").as_deref() {
         None | Some("off") => false,
         Some("on") => true,
-        Some(v) => return Err(RecordError::Tag { tag: "Stones", problem: format!("{v:?} is not on or off") }),
+        Some(v) => {
+            return Err(RecordError::Tag {
+                tag: "Stones",
+                problem: format!("{v:?} is not on or off"),
+            })
+        }
     };
-    let rules = Rules { width: number("Width", defaults.width)?, height: number("Height", defaults.height)?, symmetry, ply_cap, stones };
+    let rules = Rules {
+        width: number("Width", defaults.width)?,
+        height: number("Height", defaults.height)?,
+        symmetry,
+        ply_cap,
+        stones,
+    };
     let start = match take("Start") {
         Some(text) => Position::parse(&text, rules).map_err(RecordError::Start)?,
         None => Position::start(rules)?,
     };
     if start.rules() != &rules {
-        return Err(RecordError::Tag { tag: "Start", problem: format!("the position is {}x{}, the tags say {}x{}", start.rules().width, start.rules().height, rules.width, rules.height) });
+        return Err(RecordError::Tag {
+            tag: "Start",
+            problem: format!(
+                "the position is {}x{}, the tags say {}x{}",
+                start.rules().width,
+                start.rules().height,
+                rules.width,
+                rules.height
+            ),
+        });
     }
 
     // Movetext: move numbers ("12.") are skipped; the result token ends the record.
@@ -312,7 +364,11 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
             if token.ends_with('.') && token.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
                 continue;
             }
-            let mv = position.parse_move(token).map_err(|error| RecordError::Move { number: moves.len() + 1, text: token.to_string(), error })?;
+            let mv = position.parse_move(token).map_err(|error| RecordError::Move {
+                number: moves.len() + 1,
+                text: token.to_string(),
+                error,
+            })?;
             position = position.play_unchecked(mv);
             moves.push(mv);
         }
@@ -320,11 +376,17 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
     let result = result.ok_or(RecordError::NoResult)?;
     let termination = match take("Termination") {
         None => outcome(&position).1,
-        Some(v) => Termination::from_name(&v).ok_or_else(|| RecordError::Tag { tag: "Termination", problem: format!("{v:?} is not a known termination") })?,
+        Some(v) => Termination::from_name(&v).ok_or_else(|| RecordError::Tag {
+            tag: "Termination",
+            problem: format!("{v:?} is not a known termination"),
+        })?,
     };
     if let Some(recorded) = take("Result") {
         if recorded != result.token() {
-            return Err(RecordError::ResultMismatch { recorded: format!("Result tag {recorded}"), actual: format!("movetext result {}", result.token()) });
+            return Err(RecordError::ResultMismatch {
+                recorded: format!("Result tag {recorded}"),
+                actual: format!("movetext result {}", result.token()),
+            });
         }
     }
     // The moves decide finished games; only resignations and stopped games may differ.
@@ -339,7 +401,18 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
             actual: format!("{} by {}", implied.token(), implied_termination.name()),
         });
     }
-    let known = ["White", "Black", "Width", "Height", "Symmetry", "PlyCap", "Stones", "Start", "Result", "Termination"];
+    let known = [
+        "White",
+        "Black",
+        "Width",
+        "Height",
+        "Symmetry",
+        "PlyCap",
+        "Stones",
+        "Start",
+        "Result",
+        "Termination",
+    ];
     let extra = tags.iter().filter(|(n, _)| !known.contains(&n.as_str())).cloned().collect();
     let record = GameRecord {
         white: take("White").unwrap_or_else(|| "?".into()),
@@ -356,7 +429,9 @@ fn parse_one(lines: &[&str], mut at: usize) -> Result<(GameRecord, usize), Recor
 impl fmt::Display for GameRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rules = self.rules();
-        let tag = |f: &mut fmt::Formatter<'_>, name: &str, value: &dyn fmt::Display| writeln!(f, "[{name} \"{}\"]", escape(&value.to_string()));
+        let tag = |f: &mut fmt::Formatter<'_>, name: &str, value: &dyn fmt::Display| {
+            writeln!(f, "[{name} \"{}\"]", escape(&value.to_string()))
+        };
         tag(f, "White", &self.white)?;
         tag(f, "Black", &self.black)?;
         tag(f, "Width", &rules.width)?;

@@ -37,7 +37,8 @@ pub enum SymmetryRule {
 }
 
 impl SymmetryRule {
-    pub const ALL: [SymmetryRule; 4] = [SymmetryRule::Mirror, SymmetryRule::Rotation, SymmetryRule::Both, SymmetryRule::Off];
+    pub const ALL: [SymmetryRule; 4] =
+        [SymmetryRule::Mirror, SymmetryRule::Rotation, SymmetryRule::Both, SymmetryRule::Off];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -83,7 +84,13 @@ pub struct Rules {
 
 impl Default for Rules {
     fn default() -> Rules {
-        Rules { width: STANDARD_WIDTH, height: STANDARD_HEIGHT, symmetry: SymmetryRule::Mirror, ply_cap: None, stones: false }
+        Rules {
+            width: STANDARD_WIDTH,
+            height: STANDARD_HEIGHT,
+            symmetry: SymmetryRule::Mirror,
+            ply_cap: None,
+            stones: false,
+        }
     }
 }
 
@@ -102,7 +109,8 @@ pub enum RulesError {
 
 /// Boards known by name: Abbott's, and the 8x8 board of the Crossings family (Epaminondas rules,
 /// 16 pieces a side), fast for experiments and tests.
-pub const BOARD_NAMES: [(&str, u8, u8); 2] = [("standard", STANDARD_WIDTH, STANDARD_HEIGHT), ("crossings-board", 8, 8)];
+pub const BOARD_NAMES: [(&str, u8, u8); 2] =
+    [("standard", STANDARD_WIDTH, STANDARD_HEIGHT), ("crossings-board", 8, 8)];
 
 /// A board size by name (see [`BOARD_NAMES`]) or as `WxH`, checked against the sizes the
 /// engine supports.
@@ -195,7 +203,10 @@ impl Geometry {
             }
         }
         let shift_masks = Dir::ALL.map(|dir| {
-            board.squares().filter(|sq| sq.offset(dir.opposite(), 1, width, height).is_some()).collect()
+            board
+                .squares()
+                .filter(|sq| sq.offset(dir.opposite(), 1, width, height).is_some())
+                .collect()
         });
         let mut stone_rows = Bitboard::EMPTY;
         for row in HOME_ROWS + 1..height.saturating_sub(HOME_ROWS + 1) {

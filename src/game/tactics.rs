@@ -30,7 +30,10 @@ pub fn move_facts(position: &Position, mv: Move) -> MoveFacts {
     let landing = position.geometry().shift_masks[mv.dir.index()];
     let step = |index: i32| {
         let next = index + offset;
-        (0..256).contains(&next).then(|| Square::from_index(next as u8)).filter(|sq| landing.contains(*sq))
+        (0..256)
+            .contains(&next)
+            .then(|| Square::from_index(next as u8))
+            .filter(|sq| landing.contains(*sq))
     };
     let mut head = mv.from.index() as i32;
     while let Some(next) = step(head).filter(|sq| own.contains(*sq)) {
@@ -166,15 +169,24 @@ mod tests {
 
     #[test]
     fn move_facts_match_playing_the_move() {
-        let texts = ["bbb11/1w12/1w12/1w12/14/14/14/14/14/14/14/3w10 w", "14/14/14/14/14/14/14/14/14/14/wwww2b1bbb3/14 w", "14/14/14/14/14/14/14/14/bb12/b13/b13/w13 b"];
+        let texts = [
+            "bbb11/1w12/1w12/1w12/14/14/14/14/14/14/14/3w10 w",
+            "14/14/14/14/14/14/14/14/14/14/wwww2b1bbb3/14 w",
+            "14/14/14/14/14/14/14/14/bb12/b13/b13/w13 b",
+        ];
         for text in texts {
             let p = pos(text);
             let me = p.side_to_move();
             for mv in p.legal_moves() {
                 let after = p.play_unchecked(mv);
-                let captured = p.pieces(me.opponent()).count() - after.pieces(me.opponent()).count();
+                let captured =
+                    p.pieces(me.opponent()).count() - after.pieces(me.opponent()).count();
                 let enters = after.far_row_count(me) > p.far_row_count(me);
-                assert_eq!(move_facts(&p, mv), MoveFacts { captured: captured as u8, enters }, "{text} {mv}");
+                assert_eq!(
+                    move_facts(&p, mv),
+                    MoveFacts { captured: captured as u8, enters },
+                    "{text} {mv}"
+                );
             }
         }
     }
@@ -199,7 +211,10 @@ mod tests {
             for symmetry in SymmetryRule::ALL {
                 let p = Position::parse(text, Rules { symmetry, ..Rules::default() }).unwrap();
                 forcing_moves(&p, &mut found);
-                let mut got: Vec<_> = found.iter().map(|(mv, facts)| (mv.from.index(), mv.dir.index(), mv.distance, *facts)).collect();
+                let mut got: Vec<_> = found
+                    .iter()
+                    .map(|(mv, facts)| (mv.from.index(), mv.dir.index(), mv.distance, *facts))
+                    .collect();
                 let mut expected: Vec<_> = p
                     .legal_moves()
                     .into_iter()

@@ -16,7 +16,8 @@ const fn keys() -> [[u64; 256]; 2] {
     let mut table = [[0u64; 256]; 2];
     let mut i = 0;
     while i < 512 {
-        table[i / 256][i % 256] = splitmix(0x45_5041_4d49_4e4f ^ (i as u64).wrapping_mul(0x1000_0000_01b3));
+        table[i / 256][i % 256] =
+            splitmix(0x45_5041_4d49_4e4f ^ (i as u64).wrapping_mul(0x1000_0000_01b3));
         i += 1;
     }
     table
@@ -30,7 +31,8 @@ const fn stone_keys() -> [u64; 256] {
     let mut table = [0u64; 256];
     let mut i = 0;
     while i < 256 {
-        table[i] = splitmix(0x45_5041_4d49_4e4f ^ ((512 + i) as u64).wrapping_mul(0x1000_0000_01b3));
+        table[i] =
+            splitmix(0x45_5041_4d49_4e4f ^ ((512 + i) as u64).wrapping_mul(0x1000_0000_01b3));
         i += 1;
     }
     table

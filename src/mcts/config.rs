@@ -20,7 +20,10 @@ pub enum RootNoise {
     None,
     /// Dirichlet noise with concentration `alpha_total / legal moves` per move (KataGo scales it
     /// this way so wide and narrow positions get comparable noise), mixed in with `weight`.
-    Dirichlet { alpha_total: f32, weight: f32 },
+    Dirichlet {
+        alpha_total: f32,
+        weight: f32,
+    },
 }
 
 impl RootNoise {
@@ -73,7 +76,14 @@ pub struct SearchConfig {
 
 impl Default for SearchConfig {
     fn default() -> SearchConfig {
-        SearchConfig { c_puct: 1.5, fpu: Fpu::ParentReduction { reduction: 0.2 }, root_noise: RootNoise::None, reuse_tree: true, forced_results: true, draw_value: 0.0 }
+        SearchConfig {
+            c_puct: 1.5,
+            fpu: Fpu::ParentReduction { reduction: 0.2 },
+            root_noise: RootNoise::None,
+            reuse_tree: true,
+            forced_results: true,
+            draw_value: 0.0,
+        }
     }
 }
 

@@ -62,7 +62,13 @@ impl HalvingPlan {
     /// A plan of `budget` simulations over at most `considered` moves, drawn by Gumbel-top-k.
     /// A move already proven won ends the plan at once; moves proven lost are not drawn
     /// unless nothing else is left.
-    pub fn new(moves: &[RootMove], root_value: f32, budget: u32, considered: usize, rng: &mut impl Rng) -> HalvingPlan {
+    pub fn new(
+        moves: &[RootMove],
+        root_value: f32,
+        budget: u32,
+        considered: usize,
+        rng: &mut impl Rng,
+    ) -> HalvingPlan {
         let noisy_logits: Vec<f32> = moves.iter().map(|m| gumbel(rng) + m.log_prior()).collect();
         let mut candidates: Vec<usize> = (0..moves.len()).filter(|&i| !moves[i].lost).collect();
         if candidates.is_empty() {
@@ -71,7 +77,16 @@ impl HalvingPlan {
         candidates.sort_by(|&a, &b| noisy_logits[b].total_cmp(&noisy_logits[a]));
         candidates.truncate(considered.max(1));
         let phases = (candidates.len() as u32).next_power_of_two().trailing_zeros().max(1);
-        let mut plan = HalvingPlan { budget, root_value, noisy_logits, base: moves.iter().map(|m| m.visits).collect(), remaining: candidates, phases, target: 0, finished: false };
+        let mut plan = HalvingPlan {
+            budget,
+            root_value,
+            noisy_logits,
+            base: moves.iter().map(|m| m.visits).collect(),
+            remaining: candidates,
+            phases,
+            target: 0,
+            finished: false,
+        };
         if let Some(won) = moves.iter().position(|m| m.won) {
             plan.remaining = vec![won];
         }
@@ -102,8 +117,10 @@ impl HalvingPlan {
                 self.finished = true;
                 return None;
             }
-            let searched = |i: usize| moves[i].visits.saturating_sub(self.base[i]) + moves[i].virtual_visits;
-            let fewest = *self.remaining.iter().min_by_key(|&&i| searched(i)).expect("a plan keeps a move");
+            let searched =
+                |i: usize| moves[i].visits.saturating_sub(self.base[i]) + moves[i].virtual_visits;
+            let fewest =
+                *self.remaining.iter().min_by_key(|&&i| searched(i)).expect("a plan keeps a move");
             if searched(fewest) < self.target {
                 return Some(fewest);
             }
@@ -128,7 +145,11 @@ impl HalvingPlan {
 
     /// Gumbel noise, log prior and transformed value of every root move.
     fn scores(&self, moves: &[RootMove]) -> Vec<f32> {
-        transformed_values(moves, self.root_value).iter().zip(&self.noisy_logits).map(|(sigma, logit)| sigma + logit).collect()
+        transformed_values(moves, self.root_value)
+            .iter()
+            .zip(&self.noisy_logits)
+            .map(|(sigma, logit)| sigma + logit)
+            .collect()
     }
 
     pub fn finished(&self) -> bool {
@@ -138,7 +159,11 @@ impl HalvingPlan {
     /// The move to play: the best of those in play by noise, prior and searched value.
     pub fn choice(&self, moves: &[RootMove]) -> usize {
         let scores = self.scores(moves);
-        *self.remaining.iter().max_by(|&&a, &&b| scores[a].total_cmp(&scores[b])).expect("a plan keeps a move")
+        *self
+            .remaining
+            .iter()
+            .max_by(|&&a, &&b| scores[a].total_cmp(&scores[b]))
+            .expect("a plan keeps a move")
     }
 }
 
@@ -153,7 +178,15 @@ pub(super) fn improved_policy(moves: &[RootMove], root_value: f32) -> Vec<f32> {
     let logits: Vec<f32> = transformed_values(moves, root_value)
         .iter()
         .zip(moves)
-        .map(|(sigma, m)| if m.lost && !all_lost { f32::NEG_INFINITY } else { sigma + m.log_prior() })
+        .map(
+            |(sigma, m)| {
+                if m.lost && !all_lost {
+                    f32::NEG_INFINITY
+                } else {
+                    sigma + m.log_prior()
+                }
+            },
+        )
         .collect();
     let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let weights: Vec<f32> = logits.iter().map(|l| (l - top).exp()).collect();
@@ -168,14 +201,21 @@ fn transformed_values(moves: &[RootMove], root_value: f32) -> Vec<f32> {
     let value = |m: &RootMove| if m.lost { -1.0 } else { m.q };
     let searched = |m: &RootMove| m.visits > 0 || m.lost;
     let total_visits: u32 = moves.iter().map(|m| m.visits).sum();
-    let searched_prior: f32 = moves.iter().filter(|m| searched(m)).map(|m| m.prior.max(f32::MIN_POSITIVE)).sum();
+    let searched_prior: f32 =
+        moves.iter().filter(|m| searched(m)).map(|m| m.prior.max(f32::MIN_POSITIVE)).sum();
     let mixed = if searched_prior > 0.0 {
-        let weighted: f32 = moves.iter().filter(|m| searched(m)).map(|m| m.prior.max(f32::MIN_POSITIVE) * value(m)).sum::<f32>() / searched_prior;
+        let weighted: f32 = moves
+            .iter()
+            .filter(|m| searched(m))
+            .map(|m| m.prior.max(f32::MIN_POSITIVE) * value(m))
+            .sum::<f32>()
+            / searched_prior;
         (root_value + total_visits as f32 * weighted) / (1 + total_visits) as f32
     } else {
         root_value
     };
-    let completed: Vec<f32> = moves.iter().map(|m| if searched(m) { value(m) } else { mixed }).collect();
+    let completed: Vec<f32> =
+        moves.iter().map(|m| if searched(m) { value(m) } else { mixed }).collect();
     let low = completed.iter().copied().fold(f32::INFINITY, f32::min);
     let high = completed.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let most_visits = moves.iter().map(|m| m.visits).max().unwrap_or(0);

@@ -157,7 +157,16 @@ impl Search {
     pub fn new(root: Position, config: SearchConfig) -> Search {
         let noise_enabled = !matches!(config.root_noise, RootNoise::None);
         let nodes = vec![new_root(root, config.forced_results)];
-        Search { config, nodes, edges: Vec::new(), root: 0, pending: Vec::new(), root_noised: false, noise_enabled, halving: None }
+        Search {
+            config,
+            nodes,
+            edges: Vec::new(),
+            root: 0,
+            pending: Vec::new(),
+            root_noised: false,
+            noise_enabled,
+            halving: None,
+        }
     }
 
     pub fn root_position(&self) -> &Position {
@@ -171,7 +180,13 @@ impl Search {
     /// Visits backed up at the root (reused ones included).
     pub fn root_visits(&self) -> u32 {
         match self.nodes[self.root as usize].state {
-            NodeState::Expanded { first, count } => self.edges[first as usize..(first + count) as usize].iter().map(|e| e.visits).sum::<u32>() + 1,
+            NodeState::Expanded { first, count } => {
+                self.edges[first as usize..(first + count) as usize]
+                    .iter()
+                    .map(|e| e.visits)
+                    .sum::<u32>()
+                    + 1
+            }
             NodeState::Terminal(_) => u32::MAX,
             _ => 0,
         }
@@ -208,7 +223,8 @@ impl Search {
         let fpu = match self.config.fpu {
             Fpu::Const { value } => value,
             Fpu::ParentReduction { reduction } => {
-                let visited_mass: f32 = edges.iter().filter(|e| e.visits + e.virtual_visits > 0).map(|e| e.prior).sum();
+                let visited_mass: f32 =
+                    edges.iter().filter(|e| e.visits + e.virtual_visits > 0).map(|e| e.prior).sum();
                 let parent_q = self.node_q(node);
                 parent_q - reduction * visited_mass.sqrt()
             }
@@ -224,7 +240,8 @@ impl Search {
                 None => {}
             }
             let n = edge.visits + edge.virtual_visits;
-            let q = if n == 0 { fpu } else { (edge.value_sum - edge.virtual_visits as f32) / n as f32 };
+            let q =
+                if n == 0 { fpu } else { (edge.value_sum - edge.virtual_visits as f32) / n as f32 };
             let score = q + self.config.c_puct * edge.prior * sqrt_parent / (1 + n) as f32;
             if score > best_score {
                 best_score = score;
@@ -290,11 +307,16 @@ impl Search {
                 }
                 NodeState::Pending => return Gathered::Collision,
                 NodeState::Unexpanded(_) => {
-                    let NodeState::Unexpanded(moves) = std::mem::replace(&mut self.nodes[node as usize].state, NodeState::Pending) else { unreachable!() };
+                    let NodeState::Unexpanded(moves) =
+                        std::mem::replace(&mut self.nodes[node as usize].state, NodeState::Pending)
+                    else {
+                        unreachable!()
+                    };
                     for &e in &path {
                         self.edges[e as usize].virtual_visits += 1;
                     }
-                    let request = EvalRequest { position: self.nodes[node as usize].position, moves };
+                    let request =
+                        EvalRequest { position: self.nodes[node as usize].position, moves };
                     let token = LeafToken(self.pending.len());
                     self.pending.push(Some(PendingLeaf { node, path }));
                     return Gathered::Leaf { token, request };
@@ -311,7 +333,9 @@ impl Search {
                     path.push(edge);
                     let child = self.edges[edge as usize].child;
                     node = if child == NO_NODE {
-                        let position = self.nodes[node as usize].position.play_unchecked(self.edges[edge as usize].mv);
+                        let position = self.nodes[node as usize]
+                            .position
+                            .play_unchecked(self.edges[edge as usize].mv);
                         self.nodes.push(new_node(position, self.config.forced_results));
                         let id = (self.nodes.len() - 1) as u32;
                         self.edges[edge as usize].child = id;
@@ -325,14 +349,31 @@ impl Search {
     }
 
     /// Expands a gathered leaf with its evaluation and backs the value up.
-    pub fn apply(&mut self, token: LeafToken, request: EvalRequest, evaluation: Evaluation, rng: &mut impl Rng) {
-        let Some(PendingLeaf { node, path }) = self.pending.get_mut(token.0).and_then(Option::take) else { return };
+    pub fn apply(
+        &mut self,
+        token: LeafToken,
+        request: EvalRequest,
+        evaluation: Evaluation,
+        rng: &mut impl Rng,
+    ) {
+        let Some(PendingLeaf { node, path }) = self.pending.get_mut(token.0).and_then(Option::take)
+        else {
+            return;
+        };
         if self.pending.iter().all(Option::is_none) {
             self.pending.clear();
         }
         let first = self.edges.len() as u32;
         for (mv, prior) in request.moves.iter().zip(&evaluation.priors) {
-            self.edges.push(Edge { mv: *mv, prior: *prior, child: NO_NODE, visits: 0, value_sum: 0.0, draw_sum: 0.0, virtual_visits: 0 });
+            self.edges.push(Edge {
+                mv: *mv,
+                prior: *prior,
+                child: NO_NODE,
+                visits: 0,
+                value_sum: 0.0,
+                draw_sum: 0.0,
+                virtual_visits: 0,
+            });
         }
         let count = request.moves.len() as u32;
         let value = evaluation.value.clamp(-1.0, 1.0);
@@ -405,13 +446,22 @@ impl Search {
     pub fn summary(&self) -> RootSummary {
         let moves = self.edges[self.children(self.root)]
             .iter()
-            .map(|e| (e.mv, e.visits, e.prior, if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 }))
+            .map(|e| {
+                (
+                    e.mv,
+                    e.visits,
+                    e.prior,
+                    if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 },
+                )
+            })
             .collect();
         let edges = &self.edges[self.children(self.root)];
         let value = match self.nodes[self.root as usize].state {
             NodeState::Terminal(v) => v,
             _ if edges.iter().any(|e| self.proven(e) == Some(Proof::Won)) => 1.0,
-            _ if !edges.is_empty() && edges.iter().all(|e| self.proven(e) == Some(Proof::Lost)) => -1.0,
+            _ if !edges.is_empty() && edges.iter().all(|e| self.proven(e) == Some(Proof::Lost)) => {
+                -1.0
+            }
             _ => self.node_q(self.root),
         };
         RootSummary { moves, value, visits: self.root_visits() }
@@ -436,7 +486,8 @@ impl Search {
             return Some(Wdl::certain(-1.0));
         }
         let visits: u32 = edges.iter().map(|e| e.visits).sum();
-        let draw = (root.draw + edges.iter().map(|e| e.draw_sum).sum::<f32>()) / (1 + visits) as f32;
+        let draw =
+            (root.draw + edges.iter().map(|e| e.draw_sum).sum::<f32>()) / (1 + visits) as f32;
         let value = self.node_q(self.root) - self.config.draw_value * draw;
         Some(Wdl::from_value_and_draw(value, draw))
     }
@@ -446,7 +497,13 @@ impl Search {
         let mut line = Vec::new();
         let mut node = self.root;
         while line.len() < max_len {
-            let Some(best) = self.edges[self.children(node)].iter().filter(|e| e.visits > 0).max_by_key(|e| e.visits) else { break };
+            let Some(best) = self.edges[self.children(node)]
+                .iter()
+                .filter(|e| e.visits > 0)
+                .max_by_key(|e| e.visits)
+            else {
+                break;
+            };
             line.push(best.mv);
             if best.child == NO_NODE {
                 break;
@@ -463,10 +520,20 @@ impl Search {
         let edges = &self.edges[self.children(self.root)];
         let proofs: Vec<Option<Proof>> = edges.iter().map(|e| self.proven(e)).collect();
         if let Some(won) = proofs.iter().position(|p| *p == Some(Proof::Won)) {
-            return edges.iter().enumerate().map(|(i, e)| (e.mv, if i == won { e.visits.max(1) } else { 0 })).collect();
+            return edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.mv, if i == won { e.visits.max(1) } else { 0 }))
+                .collect();
         }
         let all_lost = proofs.iter().all(|p| *p == Some(Proof::Lost));
-        edges.iter().zip(proofs).map(|(e, proof)| (e.mv, if proof == Some(Proof::Lost) && !all_lost { 0 } else { e.visits })).collect()
+        edges
+            .iter()
+            .zip(proofs)
+            .map(|(e, proof)| {
+                (e.mv, if proof == Some(Proof::Lost) && !all_lost { 0 } else { e.visits })
+            })
+            .collect()
     }
 
     /// The move to play: the most chosen by [`Search::root_choices`] (ties to the higher prior)
@@ -478,11 +545,17 @@ impl Search {
         }
         let counts: Vec<u32> = self.root_choices().into_iter().map(|(_, n)| n).collect();
         // With a tiny budget a move may be unvisited yet not lost: it goes before a lost one.
-        let by_prior = |i: usize| (counts[i], self.proven(&edges[i]) != Some(Proof::Lost), edges[i].prior);
+        let by_prior =
+            |i: usize| (counts[i], self.proven(&edges[i]) != Some(Proof::Lost), edges[i].prior);
         if temperature <= 1e-3 {
-            return (0..edges.len()).max_by(|&a, &b| by_prior(a).partial_cmp(&by_prior(b)).unwrap_or(std::cmp::Ordering::Equal)).map(|i| edges[i].mv);
+            return (0..edges.len())
+                .max_by(|&a, &b| {
+                    by_prior(a).partial_cmp(&by_prior(b)).unwrap_or(std::cmp::Ordering::Equal)
+                })
+                .map(|i| edges[i].mv);
         }
-        let weights: Vec<f64> = counts.iter().map(|&n| (n as f64).powf(1.0 / temperature as f64)).collect();
+        let weights: Vec<f64> =
+            counts.iter().map(|&n| (n as f64).powf(1.0 / temperature as f64)).collect();
         let total: f64 = weights.iter().sum();
         if total <= 0.0 {
             return edges.iter().max_by(|a, b| a.prior.total_cmp(&b.prior)).map(|e| e.mv);
@@ -501,9 +574,16 @@ impl Search {
     /// Pending leaves are dropped.
     pub fn advance(&mut self, mv: Move) {
         let next = self.nodes[self.root as usize].position.play_unchecked(mv);
-        let child = self.edges[self.children(self.root)].iter().find(|e| e.mv == mv).map(|e| e.child).unwrap_or(NO_NODE);
+        let child = self.edges[self.children(self.root)]
+            .iter()
+            .find(|e| e.mv == mv)
+            .map(|e| e.child)
+            .unwrap_or(NO_NODE);
         if !self.config.reuse_tree || child == NO_NODE || self.pending_count() > 0 {
-            *self = Search { noise_enabled: self.noise_enabled, ..Search::new(next, self.config.clone()) };
+            *self = Search {
+                noise_enabled: self.noise_enabled,
+                ..Search::new(next, self.config.clone())
+            };
             return;
         }
         self.compact(child);
@@ -515,7 +595,9 @@ impl Search {
     /// move); with noise on, an already expanded root gets its noise now.
     pub fn set_noise(&mut self, enabled: bool, rng: &mut impl Rng) {
         self.noise_enabled = enabled && !matches!(self.config.root_noise, RootNoise::None);
-        if self.noise_enabled && matches!(self.nodes[self.root as usize].state, NodeState::Expanded { .. }) {
+        if self.noise_enabled
+            && matches!(self.nodes[self.root as usize].state, NodeState::Expanded { .. })
+        {
             self.add_root_noise(rng);
         }
     }
@@ -552,7 +634,12 @@ impl Search {
             } else if matches!(node.state, NodeState::Pending) || id == 0 {
                 // A leaf in flight is dropped; a forced result at the new root is not the end
                 // of the game, so the root gets its moves back.
-                node.state = if id == 0 { new_root(node.position, self.config.forced_results) } else { new_node(node.position, self.config.forced_results) }.state;
+                node.state = if id == 0 {
+                    new_root(node.position, self.config.forced_results)
+                } else {
+                    new_node(node.position, self.config.forced_results)
+                }
+                .state;
             }
             nodes.push(node);
         }
@@ -597,7 +684,8 @@ impl Search {
             return false;
         }
         let root_value = self.nodes[self.root as usize].value;
-        self.halving = Some(HalvingPlan::new(&self.root_moves(), root_value, budget, considered, rng));
+        self.halving =
+            Some(HalvingPlan::new(&self.root_moves(), root_value, budget, considered, rng));
         true
     }
 
@@ -631,7 +719,14 @@ impl Search {
     /// simulations over at most `considered` moves to its end, `batch` leaves a network call.
     /// Returns the move it chooses (`None` at a finished game). For players and tests;
     /// self-play drives the same steps across games.
-    pub fn run_halving(&mut self, evaluator: &mut dyn Evaluator, budget: u32, considered: usize, batch: usize, rng: &mut impl Rng) -> Option<Move> {
+    pub fn run_halving(
+        &mut self,
+        evaluator: &mut dyn Evaluator,
+        budget: u32,
+        considered: usize,
+        batch: usize,
+        rng: &mut impl Rng,
+    ) -> Option<Move> {
         if self.root_is_terminal() {
             return None;
         }
@@ -650,7 +745,13 @@ impl Search {
     /// Runs simulations until the root has `visits` visits, evaluating up to `batch` leaves of
     /// this tree per network call (virtual loss spreads them). For interactive play and tests;
     /// self-play batches across games instead.
-    pub fn run(&mut self, evaluator: &mut dyn Evaluator, visits: u32, batch: usize, rng: &mut impl Rng) {
+    pub fn run(
+        &mut self,
+        evaluator: &mut dyn Evaluator,
+        visits: u32,
+        batch: usize,
+        rng: &mut impl Rng,
+    ) {
         if self.root_is_terminal() {
             return;
         }
@@ -663,7 +764,13 @@ impl Search {
     /// One network call's worth of search: up to `walks` walks from the root (a finished game
     /// ends one at once), stopping at `batch` leaves or a collision, then the leaves evaluated
     /// together and backed up.
-    fn search_round(&mut self, evaluator: &mut dyn Evaluator, batch: usize, walks: u32, rng: &mut impl Rng) {
+    fn search_round(
+        &mut self,
+        evaluator: &mut dyn Evaluator,
+        batch: usize,
+        walks: u32,
+        rng: &mut impl Rng,
+    ) {
         let mut leaves = Vec::new();
         let mut walks = walks;
         while leaves.len() < batch.max(1) && walks > 0 {

@@ -12,16 +12,24 @@ use super::{NetError, Network};
 use std::path::Path;
 use tch::{Kind, Tensor};
 
-pub fn export_torchscript(network: &mut Network, path: &Path, width: u8, height: u8) -> Result<(), NetError> {
+pub fn export_torchscript(
+    network: &mut Network,
+    path: &Path,
+    width: u8,
+    height: u8,
+) -> Result<(), NetError> {
     network.vs.freeze();
     let planes = network.config.input_planes() as i64;
-    let example = Tensor::zeros([1, planes, height as i64, width as i64], (Kind::Float, network.device()));
+    let example =
+        Tensor::zeros([1, planes, height as i64, width as i64], (Kind::Float, network.device()));
     let model = &network.model;
     let mut forward = |inputs: &[Tensor]| {
         let (policy, wdl) = model.forward_t(&inputs[0], false);
         vec![Tensor::cat(&[policy, wdl.softmax(-1, Kind::Float)], 1)]
     };
-    let module = tch::no_grad(|| tch::CModule::create_by_tracing("EpaminondasNet", "forward", &[example], &mut forward))?;
+    let module = tch::no_grad(|| {
+        tch::CModule::create_by_tracing("EpaminondasNet", "forward", &[example], &mut forward)
+    })?;
     // libtorch writes in place; write beside the target and rename, as for every other file.
     let temp = path.with_extension(format!("pt.tmp-{}", std::process::id()));
     let saved = module.save(&temp);

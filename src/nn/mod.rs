@@ -12,11 +12,21 @@ use model::{NetConfig, PolicyValueNet};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use tensor_file::TensorFile;
 use tch::{nn, Device, Kind, Tensor};
+use tensor_file::TensorFile;
 
 /// Where a network runs, as the user says it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceChoice {
     Cpu,
@@ -39,7 +49,17 @@ impl DeviceChoice {
 
 /// The number format a network searches in, as the user says it. Training always runs in f32;
 /// this is only for networks that evaluate positions for search (players, self-play).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     F32,
@@ -123,7 +143,12 @@ fn cpu_is_amd() -> bool {
 #[test]
 fn fast_bf16_agrees_with_the_kernel() {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").expect("/proc/cpuinfo");
-    let field = |name: &str| cpuinfo.lines().find(|line| line.starts_with(name)).unwrap_or_else(|| panic!("a {name} line"));
+    let field = |name: &str| {
+        cpuinfo
+            .lines()
+            .find(|line| line.starts_with(name))
+            .unwrap_or_else(|| panic!("a {name} line"))
+    };
     let flags = field("flags");
     let has = |wanted: &str| flags.split_whitespace().any(|flag| flag == wanted);
     let amd = field("vendor_id").ends_with("AuthenticAMD");
@@ -205,7 +230,8 @@ impl Network {
         self.kind = precision.resolve(self.device());
         self.inference = true;
         // Before the variables change kind, so the folding is done in f32.
-        let layout: fn(&Tensor) -> Tensor = if self.device() == Device::Cpu { channels_last } else { Tensor::shallow_clone };
+        let layout: fn(&Tensor) -> Tensor =
+            if self.device() == Device::Cpu { channels_last } else { Tensor::shallow_clone };
         self.model.fold_batch_norms(self.kind, layout);
         match self.kind {
             Kind::BFloat16 => self.vs.bfloat16(),
@@ -237,7 +263,10 @@ impl Network {
     pub fn save(&self, path: &Path, extra: &BTreeMap<String, String>) -> Result<(), NetError> {
         let mut metadata = extra.clone();
         metadata.insert("format".into(), FORMAT.into());
-        metadata.insert("net_config".into(), serde_json::to_string(&self.config).expect("config serialises"));
+        metadata.insert(
+            "net_config".into(),
+            serde_json::to_string(&self.config).expect("config serialises"),
+        );
         let mut tensors: Vec<(String, Tensor)> = self.vs.variables().into_iter().collect();
         tensors.sort_by(|a, b| a.0.cmp(&b.0));
         tensor_file::write(path, &tensors, metadata)
@@ -245,9 +274,13 @@ impl Network {
 
     /// Reads a network file: the config from its metadata, then every tensor, checked by name
     /// and shape. Returns the network and the file's metadata.
-    pub fn load(path: &Path, device: Device) -> Result<(Network, BTreeMap<String, String>), NetError> {
+    pub fn load(
+        path: &Path,
+        device: Device,
+    ) -> Result<(Network, BTreeMap<String, String>), NetError> {
         let file = TensorFile::read(path, FORMAT)?;
-        let config: NetConfig = serde_json::from_str(file.meta("net_config")?).map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
+        let config: NetConfig = serde_json::from_str(file.meta("net_config")?)
+            .map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
         let network = Network::new(&config, device, None)?;
         tch::no_grad(|| -> Result<(), NetError> {
             for (name, mut variable) in network.vs.variables() {
@@ -266,14 +299,23 @@ impl Network {
     /// this network lacks is refused too (a deeper network would otherwise lend its first
     /// blocks).
     pub fn init_from(&mut self, source: &Network) -> Result<(), NetError> {
-        let incompatible = |problem: String| Err(NetError::Incompatible { from: "that network".into(), problem });
-        if source.config.stones != self.config.stones || (source.config.threats && !self.config.threats) {
-            return incompatible(format!("it reads {:?}, this network {:?}", source.config.inputs(), self.config.inputs()));
+        let incompatible =
+            |problem: String| Err(NetError::Incompatible { from: "that network".into(), problem });
+        if source.config.stones != self.config.stones
+            || (source.config.threats && !self.config.threats)
+        {
+            return incompatible(format!(
+                "it reads {:?}, this network {:?}",
+                source.config.inputs(),
+                self.config.inputs()
+            ));
         }
         let sources = source.vs.variables();
         let ours = self.vs.variables();
         if let Some(extra) = sources.keys().filter(|name| !ours.contains_key(*name)).min() {
-            return incompatible(format!("it has a tensor {extra} that this network lacks (a different size of network?)"));
+            return incompatible(format!(
+                "it has a tensor {extra} that this network lacks (a different size of network?)"
+            ));
         }
         tch::no_grad(|| {
             for (name, mut variable) in ours {
@@ -283,7 +325,10 @@ impl Network {
                 let (to_shape, from_shape) = (variable.size(), from.size());
                 if to_shape == from_shape {
                     variable.copy_(from);
-                } else if name == "stem.conv.weight" && to_shape[0] == from_shape[0] && to_shape[2..] == from_shape[2..] {
+                } else if name == "stem.conv.weight"
+                    && to_shape[0] == from_shape[0]
+                    && to_shape[2..] == from_shape[2..]
+                {
                     let _ = variable.zero_();
                     variable.narrow(1, 0, from_shape[1]).copy_(from);
                 } else {
@@ -298,7 +343,9 @@ impl Network {
     pub fn init_from_file(&mut self, path: &Path) -> Result<(), NetError> {
         let (source, _) = Network::load(path, self.device())?;
         self.init_from(&source).map_err(|error| match error {
-            NetError::Incompatible { problem, .. } => NetError::Incompatible { from: path.display().to_string(), problem },
+            NetError::Incompatible { problem, .. } => {
+                NetError::Incompatible { from: path.display().to_string(), problem }
+            }
             other => other,
         })
     }
@@ -311,7 +358,11 @@ impl Network {
         if !self.inference {
             return Ok(copy);
         }
-        Ok(copy.into_inference(if self.kind == Kind::BFloat16 { Precision::Bf16 } else { Precision::F32 }))
+        Ok(copy.into_inference(if self.kind == Kind::BFloat16 {
+            Precision::Bf16
+        } else {
+            Precision::F32
+        }))
     }
 
     /// A copy in `precision` for search, leaving this network (which may go on training) as it
@@ -323,13 +374,28 @@ impl Network {
     /// Policy logits and win/draw/loss probabilities for a batch of encoded inputs
     /// ([batch, input planes, height, width], row-major in `inputs`), in inference mode and in
     /// the network's precision; the outputs are f32 whatever it computes in.
-    pub fn infer(&self, inputs: &[f32], batch: usize, width: u8, height: u8) -> (Vec<f32>, Vec<f32>) {
+    pub fn infer(
+        &self,
+        inputs: &[f32],
+        batch: usize,
+        width: u8,
+        height: u8,
+    ) -> (Vec<f32>, Vec<f32>) {
         tch::no_grad(|| {
             let planes = self.config.input_planes() as i64;
-            let xs = Tensor::from_slice(inputs).view([batch as i64, planes, height as i64, width as i64]).to_device(self.device()).to_kind(self.kind);
+            let xs = Tensor::from_slice(inputs)
+                .view([batch as i64, planes, height as i64, width as i64])
+                .to_device(self.device())
+                .to_kind(self.kind);
             let (policy, value) = self.model.forward_t(&xs, false);
-            let policy = Vec::<f32>::try_from(&policy.to_kind(Kind::Float).to_device(Device::Cpu).flatten(0, -1)).expect("float policy");
-            let wdl = Vec::<f32>::try_from(&value.softmax(-1, Kind::Float).to_device(Device::Cpu).flatten(0, -1)).expect("float value");
+            let policy = Vec::<f32>::try_from(
+                &policy.to_kind(Kind::Float).to_device(Device::Cpu).flatten(0, -1),
+            )
+            .expect("float policy");
+            let wdl = Vec::<f32>::try_from(
+                &value.softmax(-1, Kind::Float).to_device(Device::Cpu).flatten(0, -1),
+            )
+            .expect("float value");
             (policy, wdl)
         })
     }
@@ -346,7 +412,10 @@ pub fn encode_batch(positions: &[&crate::game::Position], inputs: encode::Inputs
     let Some(first) = positions.first() else { return Vec::new() };
     let size = encode::input_size(first.rules(), inputs);
     let mut buffer = vec![0.0f32; positions.len() * size];
-    buffer.par_chunks_mut(size).zip(positions.par_iter()).for_each(|(chunk, position)| encode::encode_position(position, inputs, chunk));
+    buffer
+        .par_chunks_mut(size)
+        .zip(positions.par_iter())
+        .for_each(|(chunk, position)| encode::encode_position(position, inputs, chunk));
     buffer
 }
 
@@ -374,7 +443,8 @@ impl Evaluator for Network {
             .par_iter()
             .enumerate()
             .map(|(i, request)| {
-                let indices = request.moves.iter().map(|mv| encode::move_index(&request.position, *mv));
+                let indices =
+                    request.moves.iter().map(|mv| encode::move_index(&request.position, *mv));
                 let priors = legal_softmax(logits(i), indices.clone());
                 Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2], draw: wdl[3 * i + 1] }
             })

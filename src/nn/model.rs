@@ -42,11 +42,66 @@ pub struct NetConfig {
 
 /// Named sizes, from tests to GPUs. Throughput is in docs/performance.md.
 pub const NAMED_SIZES: [(&str, NetConfig); 5] = [
-    ("tiny", NetConfig { blocks: 1, channels: 16, policy_channels: 8, value_channels: 8, value_hidden: 16, stones: false, threats: false }),
-    ("small", NetConfig { blocks: 4, channels: 32, policy_channels: 32, value_channels: 16, value_hidden: 64, stones: false, threats: false }),
-    ("medium", NetConfig { blocks: 6, channels: 64, policy_channels: 32, value_channels: 32, value_hidden: 128, stones: false, threats: false }),
-    ("large", NetConfig { blocks: 10, channels: 128, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
-    ("huge", NetConfig { blocks: 20, channels: 256, policy_channels: 64, value_channels: 32, value_hidden: 256, stones: false, threats: false }),
+    (
+        "tiny",
+        NetConfig {
+            blocks: 1,
+            channels: 16,
+            policy_channels: 8,
+            value_channels: 8,
+            value_hidden: 16,
+            stones: false,
+            threats: false,
+        },
+    ),
+    (
+        "small",
+        NetConfig {
+            blocks: 4,
+            channels: 32,
+            policy_channels: 32,
+            value_channels: 16,
+            value_hidden: 64,
+            stones: false,
+            threats: false,
+        },
+    ),
+    (
+        "medium",
+        NetConfig {
+            blocks: 6,
+            channels: 64,
+            policy_channels: 32,
+            value_channels: 32,
+            value_hidden: 128,
+            stones: false,
+            threats: false,
+        },
+    ),
+    (
+        "large",
+        NetConfig {
+            blocks: 10,
+            channels: 128,
+            policy_channels: 64,
+            value_channels: 32,
+            value_hidden: 256,
+            stones: false,
+            threats: false,
+        },
+    ),
+    (
+        "huge",
+        NetConfig {
+            blocks: 20,
+            channels: 256,
+            policy_channels: 64,
+            value_channels: 32,
+            value_hidden: 256,
+            stones: false,
+            threats: false,
+        },
+    ),
 ];
 
 impl NetConfig {
@@ -78,7 +133,12 @@ impl NetConfig {
         if self.blocks == 0 || self.blocks > 64 {
             return Err(format!("blocks must be 1..=64, not {}", self.blocks));
         }
-        for (name, value) in [("channels", self.channels), ("policy_channels", self.policy_channels), ("value_channels", self.value_channels), ("value_hidden", self.value_hidden)] {
+        for (name, value) in [
+            ("channels", self.channels),
+            ("policy_channels", self.policy_channels),
+            ("value_channels", self.value_channels),
+            ("value_hidden", self.value_hidden),
+        ] {
             if !(1..=1024).contains(&value) {
                 return Err(format!("{name} must be 1..=1024, not {value}"));
             }
@@ -124,12 +184,18 @@ impl ConvBn {
     fn with_scale(path: &nn::Path, input: i64, output: i64, kernel: i64, scale: f64) -> ConvBn {
         let config = nn::ConvConfig { padding: kernel / 2, bias: false, ..Default::default() };
         let bn = nn::BatchNormConfig { ws_init: nn::Init::Const(scale), ..Default::default() };
-        ConvBn { conv: nn::conv2d(path / "conv", input, output, kernel, config), bn: nn::batch_norm2d(path / "bn", output, bn), folded: None }
+        ConvBn {
+            conv: nn::conv2d(path / "conv", input, output, kernel, config),
+            bn: nn::batch_norm2d(path / "bn", output, bn),
+            folded: None,
+        }
     }
 
     fn forward(&self, xs: &Tensor, train: bool) -> Tensor {
         match &self.folded {
-            Some(FoldedConv { weight, bias, padding }) => xs.conv2d(weight, Some(bias), [1, 1], [*padding, *padding], [1, 1], 1),
+            Some(FoldedConv { weight, bias, padding }) => {
+                xs.conv2d(weight, Some(bias), [1, 1], [*padding, *padding], [1, 1], 1)
+            }
             None => self.conv.forward_t(xs, train).apply_t(&self.bn, train),
         }
     }
@@ -149,7 +215,11 @@ impl ConvBn {
         let weight = float(&self.conv.ws) * scale.view([-1, 1, 1, 1]);
         let bias = float(beta) - float(&self.bn.running_mean) * &scale;
         let padding = self.conv.ws.size()[2] / 2;
-        self.folded = Some(FoldedConv { weight: layout(&weight.to_kind(kind)), bias: bias.to_kind(kind), padding });
+        self.folded = Some(FoldedConv {
+            weight: layout(&weight.to_kind(kind)),
+            bias: bias.to_kind(kind),
+            padding,
+        });
     }
 }
 
@@ -168,7 +238,11 @@ fn zero_conv() -> nn::ConvConfig {
 }
 
 fn zero_linear() -> nn::LinearConfig {
-    nn::LinearConfig { ws_init: nn::Init::Const(0.0), bs_init: Some(nn::Init::Const(0.0)), bias: true }
+    nn::LinearConfig {
+        ws_init: nn::Init::Const(0.0),
+        bs_init: Some(nn::Init::Const(0.0)),
+        bias: true,
+    }
 }
 
 #[derive(Debug)]
@@ -185,7 +259,9 @@ impl ResBlock {
             // A zero multiplier makes each block start as the identity, so a fresh tower of any
             // depth passes its input through unchanged and trains stably (Goyal et al. 2017).
             second: ConvBn::with_scale(&(path / "second"), channels, channels, 3, 0.0),
-            pool_bias: global_pooling.then(|| nn::linear(path / "pool_bias", 2 * channels, channels, Default::default())),
+            pool_bias: global_pooling.then(|| {
+                nn::linear(path / "pool_bias", 2 * channels, channels, Default::default())
+            }),
         }
     }
 
@@ -234,14 +310,22 @@ impl PooledHead {
     fn new(path: &nn::Path, channels: i64, config: &NetConfig, outputs: i64) -> PooledHead {
         PooledHead {
             conv: ConvBn::new(&(path / "conv"), channels, config.value_channels, 1),
-            hidden: nn::linear(path / "hidden", 2 * config.value_channels, config.value_hidden, Default::default()),
+            hidden: nn::linear(
+                path / "hidden",
+                2 * config.value_channels,
+                config.value_hidden,
+                Default::default(),
+            ),
             // Zero at the start, like the policy's output layer (see `PolicyValueNet::new`).
             out: nn::linear(path / "out", config.value_hidden, outputs, zero_linear()),
         }
     }
 
     fn forward(&self, trunk: &Tensor, train: bool) -> Tensor {
-        global_pool(&self.conv.forward(trunk, train).relu()).apply(&self.hidden).relu().apply(&self.out)
+        global_pool(&self.conv.forward(trunk, train).relu())
+            .apply(&self.hidden)
+            .relu()
+            .apply(&self.out)
     }
 }
 
@@ -259,14 +343,22 @@ pub struct PolicyValueNet {
 impl PolicyValueNet {
     pub fn new(path: &nn::Path, config: &NetConfig) -> PolicyValueNet {
         let c = config.channels;
-        let blocks = (0..config.blocks).map(|i| ResBlock::new(&(path / "trunk" / i), c, i % 2 == 1)).collect();
+        let blocks = (0..config.blocks)
+            .map(|i| ResBlock::new(&(path / "trunk" / i), c, i % 2 == 1))
+            .collect();
         PolicyValueNet {
             stem: ConvBn::new(&(path / "stem"), config.input_planes() as i64, c, 3),
             blocks,
             policy_hidden: ConvBn::new(&(path / "policy" / "hidden"), c, config.policy_channels, 1),
             // The output layers start at zero: a fresh network has uniform priors and an even
             // win/draw/loss, so the first self-play is plain uniform search, not arbitrary noise.
-            policy_out: nn::conv2d(path / "policy" / "out", config.policy_channels, config.policy_planes() as i64, 1, zero_conv()),
+            policy_out: nn::conv2d(
+                path / "policy" / "out",
+                config.policy_channels,
+                config.policy_planes() as i64,
+                1,
+                zero_conv(),
+            ),
             value: PooledHead::new(&(path / "value"), c, config, 3),
         }
     }
@@ -294,7 +386,8 @@ impl PolicyValueNet {
     pub fn fold_batch_norms(&mut self, kind: tch::Kind, layout: fn(&Tensor) -> Tensor) {
         tch::no_grad(|| {
             let heads = [&mut self.stem, &mut self.policy_hidden, &mut self.value.conv].into_iter();
-            let blocks = self.blocks.iter_mut().flat_map(|block| [&mut block.first, &mut block.second]);
+            let blocks =
+                self.blocks.iter_mut().flat_map(|block| [&mut block.first, &mut block.second]);
             for conv_bn in heads.chain(blocks) {
                 conv_bn.fold(kind, layout);
             }

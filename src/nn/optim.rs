@@ -52,7 +52,8 @@ pub struct Optimizer {
 impl Optimizer {
     /// A fresh optimiser over the trainable variables of `network`.
     pub fn new(network: &Network, settings: OptimizerSettings) -> Optimizer {
-        let mut variables: Vec<(String, Tensor)> = network.vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
+        let mut variables: Vec<(String, Tensor)> =
+            network.vs.variables().into_iter().filter(|(_, t)| t.requires_grad()).collect();
         variables.sort_by(|a, b| a.0.cmp(&b.0));
         let slots = variables
             .into_iter()
@@ -85,7 +86,12 @@ impl Optimizer {
         let steps = self.steps as i32;
         tch::no_grad(|| {
             let grads: Vec<Tensor> = self.slots.iter().map(|s| s.parameter.grad()).collect();
-            let norm = grads.iter().filter(|g| g.defined()).map(|g| g.square().sum(Kind::Float).double_value(&[])).sum::<f64>().sqrt();
+            let norm = grads
+                .iter()
+                .filter(|g| g.defined())
+                .map(|g| g.square().sum(Kind::Float).double_value(&[]))
+                .sum::<f64>()
+                .sqrt();
             let scale = if norm.is_finite() && norm > max_norm { max_norm / norm } else { 1.0 };
             for (slot, grad) in self.slots.iter_mut().zip(grads) {
                 if !grad.defined() {
@@ -100,7 +106,8 @@ impl Optimizer {
                         second.copy_(&(&*second * BETA2 + grad.square() * (1.0 - BETA2)));
                         let first_hat = &slot.first / (1.0 - BETA1.powi(steps));
                         let second_hat = &*second / (1.0 - BETA2.powi(steps));
-                        let update = first_hat / (second_hat.sqrt() + EPSILON) + &slot.parameter * decay;
+                        let update =
+                            first_hat / (second_hat.sqrt() + EPSILON) + &slot.parameter * decay;
                         slot.parameter.copy_(&(&slot.parameter - update * learning_rate));
                     }
                     OptimizerKind::Sgd => {
@@ -126,27 +133,43 @@ impl Optimizer {
         }
         let mut metadata = BTreeMap::new();
         metadata.insert("format".into(), FORMAT.into());
-        metadata.insert("kind".into(), serde_json::to_string(&self.settings.kind).expect("kind serialises"));
+        metadata.insert(
+            "kind".into(),
+            serde_json::to_string(&self.settings.kind).expect("kind serialises"),
+        );
         metadata.insert("steps".into(), self.steps.to_string());
         tensor_file::write(path, &tensors, metadata)
     }
 
     /// An optimiser over `network` with the state saved in `path`. The file must be for the same
     /// optimiser kind and hold a moment of the right shape for every parameter.
-    pub fn load(path: &Path, network: &Network, settings: OptimizerSettings) -> Result<Optimizer, NetError> {
+    pub fn load(
+        path: &Path,
+        network: &Network,
+        settings: OptimizerSettings,
+    ) -> Result<Optimizer, NetError> {
         let file = TensorFile::read(path, FORMAT)?;
-        let kind: OptimizerKind = serde_json::from_str(file.meta("kind")?).map_err(|e| file.format_error(format!("bad kind: {e}")))?;
+        let kind: OptimizerKind = serde_json::from_str(file.meta("kind")?)
+            .map_err(|e| file.format_error(format!("bad kind: {e}")))?;
         if kind != settings.kind {
-            return Err(file.format_error(format!("it holds {kind:?} state, the config asks for {:?}", settings.kind)));
+            return Err(file.format_error(format!(
+                "it holds {kind:?} state, the config asks for {:?}",
+                settings.kind
+            )));
         }
-        let steps: u64 = file.meta("steps")?.parse().map_err(|e| file.format_error(format!("bad steps: {e}")))?;
+        let steps: u64 = file
+            .meta("steps")?
+            .parse()
+            .map_err(|e| file.format_error(format!("bad steps: {e}")))?;
         let mut optimizer = Optimizer::new(network, settings);
         optimizer.steps = steps;
         for slot in &mut optimizer.slots {
             let device = slot.parameter.device();
-            slot.first = file.tensor(&format!("{}#first", slot.name), &slot.parameter.size(), device)?;
+            slot.first =
+                file.tensor(&format!("{}#first", slot.name), &slot.parameter.size(), device)?;
             if let Some(second) = &mut slot.second {
-                *second = file.tensor(&format!("{}#second", slot.name), &slot.parameter.size(), device)?;
+                *second =
+                    file.tensor(&format!("{}#second", slot.name), &slot.parameter.size(), device)?;
             }
         }
         Ok(optimizer)

@@ -12,7 +12,9 @@
 
 use super::heuristic::{self, evaluate_with, is_decisive, loss_in, win_in, Weights, WIN};
 use super::{Decision, Limit, Player};
-use crate::game::{forcing_moves, move_facts as facts, must_answer, Dir, Move, MoveFacts, Position, Rules, Square};
+use crate::game::{
+    forcing_moves, move_facts as facts, must_answer, Dir, Move, MoveFacts, Position, Rules, Square,
+};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -67,7 +69,14 @@ pub struct Options {
 }
 
 impl Options {
-    pub const DEFAULT: Options = Options { quiescence: true, entry_extension: true, reductions: true, aspiration: true, table: true, null_move: false };
+    pub const DEFAULT: Options = Options {
+        quiescence: true,
+        entry_extension: true,
+        reductions: true,
+        aspiration: true,
+        table: true,
+        null_move: false,
+    };
 }
 
 impl Default for Options {
@@ -88,8 +97,17 @@ impl AlphaBetaPlayer {
     }
 
     /// A player with other evaluation weights or search options (for experiments).
-    pub fn with_settings(limit: Limit, seed: u64, weights: Weights, options: Options) -> AlphaBetaPlayer {
-        AlphaBetaPlayer { limit, rng: StdRng::seed_from_u64(seed), search: Search::new(weights, options, TABLE_BITS) }
+    pub fn with_settings(
+        limit: Limit,
+        seed: u64,
+        weights: Weights,
+        options: Options,
+    ) -> AlphaBetaPlayer {
+        AlphaBetaPlayer {
+            limit,
+            rng: StdRng::seed_from_u64(seed),
+            search: Search::new(weights, options, TABLE_BITS),
+        }
     }
 }
 
@@ -187,7 +205,11 @@ impl Table {
         let slot = self.slot(key);
         let old = self.entries[slot];
         let depth = depth.clamp(0, 255) as u8;
-        if old.key == key || old.generation() != self.generation || depth >= old.depth || old.flags & 3 == 3 {
+        if old.key == key
+            || old.generation() != self.generation
+            || depth >= old.depth
+            || old.flags & 3 == 3
+        {
             // Keep the old move when this search found none (an all-node) for the same position.
             let mv = match mv {
                 Some(mv) => pack(mv),
@@ -199,7 +221,8 @@ impl Table {
                 Bound::Lower => 1,
                 Bound::Upper => 2,
             };
-            self.entries[slot] = Entry { key, score, mv, depth, flags: bound | (self.generation << 2) };
+            self.entries[slot] =
+                Entry { key, score, mv, depth, flags: bound | (self.generation << 2) };
         }
     }
 }
@@ -208,12 +231,21 @@ impl Table {
 /// else at most 8), and a set top bit.
 #[inline]
 fn pack(mv: Move) -> u16 {
-    0x8000 | (mv.from.index() as u16) << 7 | (mv.dir.index() as u16) << 4 | (mv.distance as u16 & 15)
+    0x8000
+        | (mv.from.index() as u16) << 7
+        | (mv.dir.index() as u16) << 4
+        | (mv.distance as u16 & 15)
 }
 
 #[inline]
 fn unpack(bits: u16) -> Option<Move> {
-    (bits != 0).then(|| Move::new(Square::from_index((bits >> 7) as u8), Dir::from_index((bits >> 4 & 7) as usize), (bits & 15) as u8))
+    (bits != 0).then(|| {
+        Move::new(
+            Square::from_index((bits >> 7) as u8),
+            Dir::from_index((bits >> 4 & 7) as usize),
+            (bits & 15) as u8,
+        )
+    })
 }
 
 /// Decided scores are stored relative to the node (plies from it), not the root, so an entry
@@ -314,7 +346,10 @@ impl Quiescence {
     /// answer an entry is scored by its best answer.
     pub fn new(plies: u32) -> Quiescence {
         // Quiescence never reads the table: the smallest one will do.
-        Quiescence { search: Search::new(Weights::DEFAULT, Options::DEFAULT, 1), plies: plies.min(QUIESCENCE_PLIES) }
+        Quiescence {
+            search: Search::new(Weights::DEFAULT, Options::DEFAULT, 1),
+            plies: plies.min(QUIESCENCE_PLIES),
+        }
     }
 
     /// The score of `position` for its side to move, on the scale of [`heuristic::evaluate`]
@@ -368,12 +403,23 @@ impl Search {
 
     fn run(&mut self, position: &Position, limit: Limit, rng: &mut StdRng) -> Decision {
         let (score, principal_variation, depth) = self.iterate(position, limit, rng);
-        Decision { mv: principal_variation[0], value: Some(heuristic::to_value(score)), nodes: self.nodes, depth: Some(depth), principal_variation }
+        Decision {
+            mv: principal_variation[0],
+            value: Some(heuristic::to_value(score)),
+            nodes: self.nodes,
+            depth: Some(depth),
+            principal_variation,
+        }
     }
 
     /// Iterative deepening within `limit`: the score, line and depth of the last completed
     /// iteration.
-    fn iterate(&mut self, position: &Position, limit: Limit, rng: &mut StdRng) -> (i32, Vec<Move>, u32) {
+    fn iterate(
+        &mut self,
+        position: &Position,
+        limit: Limit,
+        rng: &mut StdRng,
+    ) -> (i32, Vec<Move>, u32) {
         let started = Instant::now();
         if self.rules != Some(*position.rules()) {
             self.clear();
@@ -407,7 +453,11 @@ impl Search {
             let pv = self.pv[0][..self.pv_len[0]].to_vec();
             best = Some((score, pv, depth));
             let out_of_time = limit.time.is_some_and(|t| started.elapsed() * 2 > t);
-            if is_decisive(score) || self.nodes >= self.node_limit || out_of_time || root_moves.len() == 1 {
+            if is_decisive(score)
+                || self.nodes >= self.node_limit
+                || out_of_time
+                || root_moves.len() == 1
+            {
                 break;
             }
         }
@@ -415,10 +465,18 @@ impl Search {
     }
 
     /// One iteration, first in a window around the previous score, widened on failure.
-    fn aspiration(&mut self, position: &Position, root_moves: &[Move], depth: i32, previous: Option<i32>) -> i32 {
+    fn aspiration(
+        &mut self,
+        position: &Position,
+        root_moves: &[Move],
+        depth: i32,
+        previous: Option<i32>,
+    ) -> i32 {
         let mut delta = 50;
         let (mut alpha, mut beta) = match previous {
-            Some(score) if self.options.aspiration && depth >= 3 && !is_decisive(score) => (score - delta, score + delta),
+            Some(score) if self.options.aspiration && depth >= 3 && !is_decisive(score) => {
+                (score - delta, score + delta)
+            }
             _ => (-INFINITY, INFINITY),
         };
         loop {
@@ -453,7 +511,10 @@ impl Search {
             return true;
         }
         if self.may_stop {
-            let out_of_time = || self.nodes.is_multiple_of(CLOCK_INTERVAL) && self.deadline.is_some_and(|d| Instant::now() >= d);
+            let out_of_time = || {
+                self.nodes.is_multiple_of(CLOCK_INTERVAL)
+                    && self.deadline.is_some_and(|d| Instant::now() >= d)
+            };
             self.stopped = self.nodes >= self.node_limit || out_of_time();
         }
         self.stopped
@@ -462,7 +523,8 @@ impl Search {
     #[inline]
     fn history_index(position: &Position, mv: Move) -> usize {
         // Distance 0 (a stone placement) has a slot of its own.
-        ((position.side_to_move().index() * 256 + mv.from.index()) * 8 + mv.dir.index()) * 16 + (mv.distance as usize).min(15)
+        ((position.side_to_move().index() * 256 + mv.from.index()) * 8 + mv.dir.index()) * 16
+            + (mv.distance as usize).min(15)
     }
 
     /// Fills `self.scored[ply]` with the moves of `self.lists[ply]`, the table's move first.
@@ -497,7 +559,10 @@ impl Search {
             let mv = entry.mv;
             let facts = facts(position, mv);
             (entry.key, entry.quiet) = if facts.captured > 0 {
-                (KEY_CAPTURE + 1024 * facts.captured as i32 + if facts.enters { 512 } else { 0 }, false)
+                (
+                    KEY_CAPTURE + 1024 * facts.captured as i32 + if facts.enters { 512 } else { 0 },
+                    false,
+                )
             } else if facts.enters {
                 (KEY_ENTRY, false)
             } else if Some(mv) == killers[0] {
@@ -532,7 +597,14 @@ impl Search {
         self.pv_len[ply] = len.min(MAX_PLY - 1) + 1;
     }
 
-    fn root(&mut self, position: &Position, root_moves: &[Move], depth: i32, alpha: i32, beta: i32) -> i32 {
+    fn root(
+        &mut self,
+        position: &Position,
+        root_moves: &[Move],
+        depth: i32,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
         self.lists[0].clear();
         self.lists[0].extend_from_slice(root_moves);
         self.node(position, depth, alpha, beta, 0, true)
@@ -540,7 +612,15 @@ impl Search {
 
     /// Negamax with principal variation search. At ply 0 the move list is `self.lists[0]`, set by
     /// the caller; elsewhere it is generated here.
-    fn node(&mut self, position: &Position, depth: i32, mut alpha: i32, mut beta: i32, ply: usize, null_allowed: bool) -> i32 {
+    fn node(
+        &mut self,
+        position: &Position,
+        depth: i32,
+        mut alpha: i32,
+        mut beta: i32,
+        ply: usize,
+        null_allowed: bool,
+    ) -> i32 {
         self.pv_len[ply] = 0;
         if self.should_stop() {
             return 0;
@@ -582,13 +662,21 @@ impl Search {
         }
         let threatened = must_answer(position);
         let me = position.side_to_move();
-        if self.options.null_move && null_allowed && !pv_node && ply > 0 && depth >= 3 && !threatened && !is_decisive(beta)
+        if self.options.null_move
+            && null_allowed
+            && !pv_node
+            && ply > 0
+            && depth >= 3
+            && !threatened
+            && !is_decisive(beta)
             && position.pieces(me).count() >= NULL_MOVE_MIN_PIECES
             && evaluate_with(position, &self.weights) >= beta
         {
-            let passed = position.with_side_to_move(me.opponent(), position.ply().saturating_add(1));
+            let passed =
+                position.with_side_to_move(me.opponent(), position.ply().saturating_add(1));
             let reduction = 2 + (depth >= 6) as i32;
-            let score = -self.node(&passed, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
+            let score =
+                -self.node(&passed, depth - 1 - reduction, -beta, -beta + 1, ply + 1, false);
             if self.stopped {
                 return 0;
             }
@@ -639,7 +727,12 @@ impl Search {
             } else {
                 // Late quiet moves first get a shallower look; only a surprise earns the full
                 // depth.
-                let reduce = self.options.reductions && quiet && !threatened && !gives_entry && depth >= 3 && index >= 4;
+                let reduce = self.options.reductions
+                    && quiet
+                    && !threatened
+                    && !gives_entry
+                    && depth >= 3
+                    && index >= 4;
                 let reduced = if reduce { new_depth - 1 - (index >= 16) as i32 } else { new_depth };
                 let mut score = -self.node(&child, reduced, -alpha - 1, -alpha, ply + 1, true);
                 if score > alpha && reduced < new_depth {
@@ -676,7 +769,13 @@ impl Search {
             Bound::Upper
         };
         if self.options.table {
-            self.table.store(key, depth, to_table(best, ply), bound, best_move.filter(|_| bound != Bound::Upper));
+            self.table.store(
+                key,
+                depth,
+                to_table(best, ply),
+                bound,
+                best_move.filter(|_| bound != Bound::Upper),
+            );
         }
         best
     }
@@ -685,7 +784,14 @@ impl Search {
     /// deep (`depth` counts them): in crowded positions nearly every move captures, and an
     /// unbounded capture search explodes. A threatened side has no stand-pat: only an answer (a
     /// capture or entry that evens the far rows) saves it, and with none it has lost.
-    fn quiesce(&mut self, position: &Position, mut alpha: i32, beta: i32, ply: usize, depth: u32) -> i32 {
+    fn quiesce(
+        &mut self,
+        position: &Position,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        depth: u32,
+    ) -> i32 {
         self.pv_len[ply] = 0;
         if self.should_stop() {
             return 0;
@@ -698,7 +804,8 @@ impl Search {
             return 0;
         }
         let threatened = must_answer(position);
-        let horizon = depth >= QUIESCENCE_PLIES || ply + 1 >= MAX_PLY - 1 || !self.options.quiescence;
+        let horizon =
+            depth >= QUIESCENCE_PLIES || ply + 1 >= MAX_PLY - 1 || !self.options.quiescence;
         let stand = if threatened { None } else { Some(evaluate_with(position, &self.weights)) };
         if let Some(stand) = stand {
             if stand >= beta || horizon {
@@ -724,7 +831,8 @@ impl Search {
             // pruning); entries are, since they can decide the game.
             if let Some(stand) = stand {
                 let captured = key / 1024;
-                if key % 1024 == 0 && stand + captured * self.weights.piece + DELTA_MARGIN <= alpha {
+                if key % 1024 == 0 && stand + captured * self.weights.piece + DELTA_MARGIN <= alpha
+                {
                     continue;
                 }
             }

@@ -179,8 +179,13 @@ fn side_terms(geo: &Geometry, color: Color, pieces: Bitboard, weights: &Weights)
     let forward = color.forward();
     let supported = pieces & geo.shift(pieces, forward);
     let [_, left, right] = forward_dirs(color);
-    let diagonal = (pieces & geo.shift(pieces, left)).count() + (pieces & geo.shift(pieces, right)).count();
-    score + weights.piece * count + weights.far_row * far_count + weights.home_guard * home_count + weights.support * supported.count() as i32
+    let diagonal =
+        (pieces & geo.shift(pieces, left)).count() + (pieces & geo.shift(pieces, right)).count();
+    score
+        + weights.piece * count
+        + weights.far_row * far_count
+        + weights.home_guard * home_count
+        + weights.support * supported.count() as i32
         + weights.diagonal_support * diagonal as i32
 }
 

@@ -51,7 +51,11 @@ impl Limit {
 
     /// This limit where it says something, else `fallback`.
     pub fn or(self, fallback: Limit) -> Limit {
-        if self.is_empty() { fallback } else { self }
+        if self.is_empty() {
+            fallback
+        } else {
+            self
+        }
     }
 }
 
@@ -116,7 +120,11 @@ impl Player for RandomPlayer {
 
     fn choose(&mut self, position: &Position, _limit: Limit) -> Decision {
         let moves = position.legal_moves();
-        Decision::bare(*moves.choose(&mut self.rng).expect("choose is only asked in positions with a legal move"))
+        Decision::bare(
+            *moves
+                .choose(&mut self.rng)
+                .expect("choose is only asked in positions with a legal move"),
+        )
     }
 }
 
@@ -178,14 +186,20 @@ impl FromStr for PlayerSpec {
             "greedy" if parts.len() == 1 => PlayerKind::Greedy,
             "alphabeta" if parts.len() == 1 => PlayerKind::AlphaBeta,
             "mcts-rollout" if parts.len() == 1 => PlayerKind::MctsRollout,
-            "net" if parts.len() > 1 && !parts[1..].join(":").is_empty() => PlayerKind::Net(PathBuf::from(parts[1..].join(":"))),
+            "net" if parts.len() > 1 && !parts[1..].join(":").is_empty() => {
+                PlayerKind::Net(PathBuf::from(parts[1..].join(":")))
+            }
             "net" => return Err(SpecError::MissingPath(text.into())),
             _ => return Err(SpecError::UnknownKind(text.into())),
         };
         let mut spec = PlayerSpec::new(kind, Limit::default(), text.into());
         for option in options {
             let (key, value) = option.split_once('=').expect("options contain '='");
-            let bad = |problem: &str| SpecError::BadOption { spec: text.into(), option: option.into(), problem: problem.into() };
+            let bad = |problem: &str| SpecError::BadOption {
+                spec: text.into(),
+                option: option.into(),
+                problem: problem.into(),
+            };
             match key {
                 "sims" | "nodes" => spec.limit.nodes = Some(value.parse().ok().filter(|&n| n > 0).ok_or_else(|| bad("needs a positive whole number"))?),
                 "depth" => spec.limit.depth = Some(value.parse().ok().filter(|&d| (1..=64).contains(&d)).ok_or_else(|| bad("needs a depth 1..=64"))?),
@@ -243,7 +257,16 @@ pub enum PlayerError {
 impl PlayerSpec {
     /// A spec with the default search options.
     pub fn new(kind: PlayerKind, limit: Limit, text: String) -> PlayerSpec {
-        PlayerSpec { kind, limit, c_puct: None, forced_results: None, draw_value: None, precision: None, leaves: None, text }
+        PlayerSpec {
+            kind,
+            limit,
+            c_puct: None,
+            forced_results: None,
+            draw_value: None,
+            precision: None,
+            leaves: None,
+            text,
+        }
     }
 
     /// Builds the player. Networks load on `device`.
@@ -252,12 +275,28 @@ impl PlayerSpec {
         Ok(match &self.kind {
             PlayerKind::Random => Box::new(RandomPlayer::new(seed)),
             PlayerKind::Greedy => Box::new(greedy::GreedyPlayer::new(seed)),
-            PlayerKind::AlphaBeta => Box::new(alphabeta::AlphaBetaPlayer::new(limit.or(alphabeta::DEFAULT_LIMIT), seed)),
-            PlayerKind::MctsRollout => Box::new(rollout::RolloutPlayer::new(limit.or(rollout::DEFAULT_LIMIT), self.c_puct, seed)),
+            PlayerKind::AlphaBeta => {
+                Box::new(alphabeta::AlphaBetaPlayer::new(limit.or(alphabeta::DEFAULT_LIMIT), seed))
+            }
+            PlayerKind::MctsRollout => Box::new(rollout::RolloutPlayer::new(
+                limit.or(rollout::DEFAULT_LIMIT),
+                self.c_puct,
+                seed,
+            )),
             PlayerKind::Net(path) => {
                 let precision = self.precision.unwrap_or_default();
-                let player = NetPlayer::load(path, device.resolve()?, precision, limit.or(net::DEFAULT_LIMIT), self.search_config(), seed)?;
-                Box::new(player.with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)))
+                let player = NetPlayer::load(
+                    path,
+                    device.resolve()?,
+                    precision,
+                    limit.or(net::DEFAULT_LIMIT),
+                    self.search_config(),
+                    seed,
+                )?;
+                Box::new(
+                    player
+                        .with_leaves_per_call(self.leaves.unwrap_or(net::DEFAULT_LEAVES_PER_CALL)),
+                )
             }
         })
     }

@@ -30,8 +30,22 @@ pub struct NetPlayer {
 }
 
 impl NetPlayer {
-    pub fn new(network: Network, name: String, limit: Limit, search_config: SearchConfig, seed: u64) -> NetPlayer {
-        NetPlayer { name, evaluator: CachedEvaluator::new(network, 100_000), search_config, search: None, limit, leaves_per_call: DEFAULT_LEAVES_PER_CALL, rng: StdRng::seed_from_u64(seed) }
+    pub fn new(
+        network: Network,
+        name: String,
+        limit: Limit,
+        search_config: SearchConfig,
+        seed: u64,
+    ) -> NetPlayer {
+        NetPlayer {
+            name,
+            evaluator: CachedEvaluator::new(network, 100_000),
+            search_config,
+            search: None,
+            limit,
+            leaves_per_call: DEFAULT_LEAVES_PER_CALL,
+            rng: StdRng::seed_from_u64(seed),
+        }
     }
 
     /// Gathers `leaves` leaves for each network call instead of the default
@@ -42,7 +56,14 @@ impl NetPlayer {
     }
 
     /// The network in `path`, searching in `precision`.
-    pub fn load(path: &Path, device: tch::Device, precision: Precision, limit: Limit, search_config: SearchConfig, seed: u64) -> Result<NetPlayer, PlayerError> {
+    pub fn load(
+        path: &Path,
+        device: tch::Device,
+        precision: Precision,
+        limit: Limit,
+        search_config: SearchConfig,
+        seed: u64,
+    ) -> Result<NetPlayer, PlayerError> {
         let network = Network::load(path, device)?.0.into_inference(precision);
         let name = format!("net:{}", path.display());
         Ok(NetPlayer::new(network, name, limit, search_config, seed))
@@ -56,7 +77,9 @@ impl NetPlayer {
                 return search;
             }
             let root = *search.root_position();
-            if let Some(mv) = root.legal_moves().into_iter().find(|&mv| root.play_unchecked(mv) == *position) {
+            if let Some(mv) =
+                root.legal_moves().into_iter().find(|&mv| root.play_unchecked(mv) == *position)
+            {
                 search.advance(mv);
                 return search;
             }
@@ -84,7 +107,9 @@ impl Player for NetPlayer {
         let mut search = self.tree_for(position);
         let started = Instant::now();
         let before = search.root_visits();
-        let target = |visits: u32| limit.nodes.map_or(u32::MAX, |n| visits.saturating_add(n.min(u32::MAX as u64) as u32));
+        let target = |visits: u32| {
+            limit.nodes.map_or(u32::MAX, |n| visits.saturating_add(n.min(u32::MAX as u64) as u32))
+        };
         let goal = target(before);
         // The root is expanded first, so even `sims=1` has priors to play from.
         let evaluator: &mut dyn Evaluator = &mut self.evaluator;
@@ -93,18 +118,25 @@ impl Player for NetPlayer {
             // On a clock, one network call between readings of it, so the search overruns its
             // time by a few milliseconds, not by a chunk of simulations (a chunk of 64 was 0.2 s
             // for the 8x96 agent in f32, doubling a 0.2 s move).
-            let step = if limit.time.is_some() { self.leaves_per_call as u32 } else { goal - search.root_visits() };
+            let step = if limit.time.is_some() {
+                self.leaves_per_call as u32
+            } else {
+                goal - search.root_visits()
+            };
             let next = search.root_visits().saturating_add(step).min(goal);
             search.run(evaluator, next, self.leaves_per_call, &mut self.rng);
         }
         let summary = search.summary();
-        let mv = search.choose_move(0.0, &mut self.rng).expect("choose is only asked in positions with a legal move");
+        let mv = search
+            .choose_move(0.0, &mut self.rng)
+            .expect("choose is only asked in positions with a legal move");
         let mut principal_variation = search.principal_variation(16);
         if principal_variation.first() != Some(&mv) {
             principal_variation = vec![mv]; // a tie on visits, broken the other way by prior
         }
         let nodes = (search.root_visits() - before) as u64;
-        let decision = Decision { mv, value: Some(summary.value), nodes, depth: None, principal_variation };
+        let decision =
+            Decision { mv, value: Some(summary.value), nodes, depth: None, principal_variation };
         search.advance(mv);
         self.search = Some(search);
         decision
@@ -127,11 +159,16 @@ fn rules_in(file: &crate::nn::tensor_file::TensorFile) -> Option<crate::game::Ru
 /// the network is fully convolutional.)
 pub fn check_net_rules(path: &Path, rules: &crate::game::Rules) -> Result<(), PlayerError> {
     let file = crate::nn::tensor_file::TensorFile::read(path, crate::nn::FORMAT)?;
-    let config: crate::nn::model::NetConfig =
-        serde_json::from_str(file.meta("net_config")?).map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
+    let config: crate::nn::model::NetConfig = serde_json::from_str(file.meta("net_config")?)
+        .map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
     if config.stones != rules.stones {
-        let game = |stones: bool| if stones { "the stones variant" } else { "the game without stones" };
-        return Err(PlayerError::WrongRules { path: path.to_path_buf(), trained: game(config.stones).into(), asked: game(rules.stones).into() });
+        let game =
+            |stones: bool| if stones { "the stones variant" } else { "the game without stones" };
+        return Err(PlayerError::WrongRules {
+            path: path.to_path_buf(),
+            trained: game(config.stones).into(),
+            asked: game(rules.stones).into(),
+        });
     }
     Ok(())
 }
@@ -146,7 +183,12 @@ const DEFAULTS_FILE: &str = "defaults.toml";
 /// where a board has agents from several runs the defaults file says which one plays.) A file
 /// that names no rules counts as trained for the standard board. A defaults file that does
 /// not parse, or names a missing agent or one trained for another board, is an error.
-pub fn default_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Result<Option<std::path::PathBuf>, PlayerError> {
+pub fn default_agent(
+    dir: &Path,
+    width: u8,
+    height: u8,
+    stones: bool,
+) -> Result<Option<std::path::PathBuf>, PlayerError> {
     if let Some(path) = named_default(dir, width, height, stones)? {
         return Ok(Some(path));
     }
@@ -160,7 +202,8 @@ pub fn default_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Result<
             if (rules.width, rules.height, rules.stones) != (width, height, stones) {
                 return None;
             }
-            let elo = file.metadata.get("elo").and_then(|e| e.parse().ok()).unwrap_or(f64::NEG_INFINITY);
+            let elo =
+                file.metadata.get("elo").and_then(|e| e.parse().ok()).unwrap_or(f64::NEG_INFINITY);
             Some((elo, path))
         })
         .collect();
@@ -170,17 +213,28 @@ pub fn default_agent(dir: &Path, width: u8, height: u8, stones: bool) -> Result<
 
 /// The agent `dir/defaults.toml` names for the board, keyed `WIDTHxHEIGHT` (`+stones` added
 /// for the stones variant); None if there is no such file or it names none for this board.
-fn named_default(dir: &Path, width: u8, height: u8, stones: bool) -> Result<Option<std::path::PathBuf>, PlayerError> {
+fn named_default(
+    dir: &Path,
+    width: u8,
+    height: u8,
+    stones: bool,
+) -> Result<Option<std::path::PathBuf>, PlayerError> {
     let defaults = dir.join(DEFAULTS_FILE);
     let Ok(text) = std::fs::read_to_string(&defaults) else { return Ok(None) };
     let problem = |problem: String| PlayerError::Defaults { path: defaults.clone(), problem };
-    let table: std::collections::BTreeMap<String, String> = toml::from_str(&text).map_err(|e| problem(e.to_string()))?;
+    let table: std::collections::BTreeMap<String, String> =
+        toml::from_str(&text).map_err(|e| problem(e.to_string()))?;
     let board = board_key(width, height, stones);
     let Some(name) = table.get(&board) else { return Ok(None) };
     let path = dir.join(name);
-    let rules = trained_rules(&path).map_err(|e| problem(format!("its agent for {board}: {e}")))?.unwrap_or_default();
+    let rules = trained_rules(&path)
+        .map_err(|e| problem(format!("its agent for {board}: {e}")))?
+        .unwrap_or_default();
     if (rules.width, rules.height, rules.stones) != (width, height, stones) {
-        return Err(problem(format!("{name}, named for {board}, was trained for {}", board_key(rules.width, rules.height, rules.stones))));
+        return Err(problem(format!(
+            "{name}, named for {board}, was trained for {}",
+            board_key(rules.width, rules.height, rules.stones)
+        )));
     }
     Ok(Some(path))
 }

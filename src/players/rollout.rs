@@ -168,7 +168,8 @@ impl RolloutPlayer {
     /// Adds `result` (for the player who moved into the path's last node) along the path,
     /// flipping it at each step, and propagates proven results upward.
     fn backup(&mut self, mut result: f32) {
-        let mut proven_below = self.nodes[*self.path.last().expect("the path starts at the root")].proven;
+        let mut proven_below =
+            self.nodes[*self.path.last().expect("the path starts at the root")].proven;
         for depth in (0..self.path.len()).rev() {
             let index = self.path[depth];
             let node = &mut self.nodes[index];
@@ -181,7 +182,8 @@ impl RolloutPlayer {
                 // when every sibling is lost too.
                 if proven_below == 1 {
                     node.proven = -1;
-                } else if self.nodes[self.nodes[index].child_range()].iter().all(|c| c.proven == -1) {
+                } else if self.nodes[self.nodes[index].child_range()].iter().all(|c| c.proven == -1)
+                {
                     self.nodes[index].proven = 1;
                 }
             }
@@ -194,7 +196,13 @@ impl RolloutPlayer {
     fn playout(&mut self, start: &Position) -> f32 {
         let mut position = *start;
         let me = start.side_to_move();
-        let for_me = |position: &Position, value: f32| if position.side_to_move() == me { value } else { -value };
+        let for_me = |position: &Position, value: f32| {
+            if position.side_to_move() == me {
+                value
+            } else {
+                -value
+            }
+        };
         for _ in 0..self.playout_plies {
             if position.side_to_move_has_won() {
                 return for_me(&position, 1.0);
@@ -210,7 +218,11 @@ impl RolloutPlayer {
                 // Only a capture or an entry that evens the far rows saves the game; any of them.
                 forcing_moves(&position, &mut self.forcing);
                 self.forcing.shuffle(&mut self.rng);
-                let answer = self.forcing.iter().map(|(mv, _)| *mv).find(|mv| !position.play_unchecked(*mv).side_to_move_has_won());
+                let answer = self
+                    .forcing
+                    .iter()
+                    .map(|(mv, _)| *mv)
+                    .find(|mv| !position.play_unchecked(*mv).side_to_move_has_won());
                 match answer {
                     Some(mv) => mv,
                     None => return for_me(&position, -1.0),
@@ -271,7 +283,11 @@ impl RolloutPlayer {
         }
         let key = |&i: &usize| {
             let child = &self.nodes[i];
-            (child.proven != -1, child.visits, (child.total / child.visits.max(1) as f32 * 1e6) as i64)
+            (
+                child.proven != -1,
+                child.visits,
+                (child.total / child.visits.max(1) as f32 * 1e6) as i64,
+            )
         };
         range.max_by_key(key)
     }
@@ -294,7 +310,11 @@ impl Player for RolloutPlayer {
         }
         let started = Instant::now();
         self.nodes.clear();
-        self.nodes.push(Node::new(Move::new(crate::game::Square::from_index(0), crate::game::Dir::North, 0)));
+        self.nodes.push(Node::new(Move::new(
+            crate::game::Square::from_index(0),
+            crate::game::Dir::North,
+            0,
+        )));
         assert!(self.expand(0, position), "choose is only asked in positions with a legal move");
         let mut playouts = 0u64;
         while self.nodes[0].proven == 0
@@ -321,6 +341,12 @@ impl Player for RolloutPlayer {
                 _ => break,
             }
         }
-        Decision { mv: principal_variation[0], value: Some(value), nodes: playouts, depth: None, principal_variation }
+        Decision {
+            mv: principal_variation[0],
+            value: Some(value),
+            nodes: playouts,
+            depth: None,
+            principal_variation,
+        }
     }
 }

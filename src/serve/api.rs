@@ -31,7 +31,9 @@ pub const MAX_SECONDS: f64 = 60.0;
 /// Why a request was refused. Each names the problem in words a person can act on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ApiError {
-    #[error("there is no game {0} (the server may have restarted): start one with POST /api/games")]
+    #[error(
+        "there is no game {0} (the server may have restarted): start one with POST /api/games"
+    )]
     UnknownGame(String),
     #[error("nothing is at {method} {path}; the API is POST /api/games, GET /api/games/ID, POST /api/games/ID/move, /agent-move, /undo, /resign")]
     NoRoute { method: String, path: String },
@@ -99,12 +101,14 @@ pub struct ApiResponse {
 
 impl ApiResponse {
     fn ok(value: &impl Serialize) -> ApiResponse {
-        let body = serde_json::to_string(value).expect("API values are plain data that always serialise");
+        let body =
+            serde_json::to_string(value).expect("API values are plain data that always serialise");
         ApiResponse { status: 200, body }
     }
 
     pub fn error(error: &ApiError) -> ApiResponse {
-        let body = serde_json::json!({ "error": error.to_string(), "code": error.code() }).to_string();
+        let body =
+            serde_json::json!({ "error": error.to_string(), "code": error.code() }).to_string();
         ApiResponse { status: error.status(), body }
     }
 }
@@ -167,7 +171,12 @@ impl Game {
 
     fn push(&mut self, mv: Move, win_probability: Option<f32>) {
         let before = *self.position();
-        self.moves.push(PlayedMove { mv, text: before.notation(mv), by: before.side_to_move(), win_probability });
+        self.moves.push(PlayedMove {
+            mv,
+            text: before.notation(mv),
+            by: before.side_to_move(),
+            win_probability,
+        });
         self.positions.push(before.play_unchecked(mv));
         self.version += 1;
     }
@@ -310,8 +319,19 @@ fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Api {
-    pub fn new(agent: Box<dyn Player>, agent_name: String, rules: Rules, default_limit: Limit) -> Api {
-        Api { games: Mutex::new(HashMap::new()), agent: Mutex::new(agent), agent_name, rules, default_limit }
+    pub fn new(
+        agent: Box<dyn Player>,
+        agent_name: String,
+        rules: Rules,
+        default_limit: Limit,
+    ) -> Api {
+        Api {
+            games: Mutex::new(HashMap::new()),
+            agent: Mutex::new(agent),
+            agent_name,
+            rules,
+            default_limit,
+        }
     }
 
     pub fn rules(&self) -> &Rules {
@@ -329,36 +349,61 @@ impl Api {
     fn route(&self, method: &str, path: &str, body: &[u8]) -> Result<ApiResponse, ApiError> {
         let path = path.split(['?', '#']).next().unwrap_or_default();
         let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-        let wrong_method = |allowed| ApiError::MethodNotAllowed { method: method.into(), path: path.into(), allowed };
+        let wrong_method = |allowed| ApiError::MethodNotAllowed {
+            method: method.into(),
+            path: path.into(),
+            allowed,
+        };
         match (method, segments.as_slice()) {
             ("POST", ["api", "games"]) => Ok(ApiResponse::ok(&self.new_game(body)?)),
             (_, ["api", "games"]) => Err(wrong_method("POST")),
             ("GET", ["api", "games", id]) => Ok(ApiResponse::ok(&self.state(id)?)),
             (_, ["api", "games", _]) => Err(wrong_method("GET")),
-            ("POST", ["api", "games", id, "move"]) => Ok(ApiResponse::ok(&self.human_move(id, body)?)),
-            ("POST", ["api", "games", id, "agent-move"]) => Ok(ApiResponse::ok(&self.agent_move(id)?)),
+            ("POST", ["api", "games", id, "move"]) => {
+                Ok(ApiResponse::ok(&self.human_move(id, body)?))
+            }
+            ("POST", ["api", "games", id, "agent-move"]) => {
+                Ok(ApiResponse::ok(&self.agent_move(id)?))
+            }
             ("POST", ["api", "games", id, "undo"]) => Ok(ApiResponse::ok(&self.undo(id)?)),
             ("POST", ["api", "games", id, "resign"]) => Ok(ApiResponse::ok(&self.resign(id)?)),
-            (_, ["api", "games", _, "move" | "agent-move" | "undo" | "resign"]) => Err(wrong_method("POST")),
+            (_, ["api", "games", _, "move" | "agent-move" | "undo" | "resign"]) => {
+                Err(wrong_method("POST"))
+            }
             _ => Err(ApiError::NoRoute { method: method.into(), path: path.into() }),
         }
     }
 
     /// Reads a JSON body; none when the body is empty.
-    fn body<T: serde::de::DeserializeOwned>(endpoint: &'static str, body: &[u8]) -> Result<Option<T>, ApiError> {
+    fn body<T: serde::de::DeserializeOwned>(
+        endpoint: &'static str,
+        body: &[u8],
+    ) -> Result<Option<T>, ApiError> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
-        serde_json::from_slice(body).map(Some).map_err(|e| ApiError::BadBody { endpoint, problem: e.to_string() })
+        serde_json::from_slice(body)
+            .map(Some)
+            .map_err(|e| ApiError::BadBody { endpoint, problem: e.to_string() })
     }
 
     fn limit_from(&self, sims: Option<u64>, time: Option<f64>) -> Result<Limit, ApiError> {
         match (sims, time) {
-            (Some(_), Some(_)) => Err(ApiError::BadStrength("give the agent's strength as sims or as time, not both".into())),
-            (Some(n), None) if (1..=MAX_SIMS).contains(&n) => Ok(Limit { nodes: Some(n), ..Limit::default() }),
-            (Some(n), None) => Err(ApiError::BadStrength(format!("sims must be 1..={MAX_SIMS}, not {n}"))),
-            (None, Some(s)) if s > 0.0 && s <= MAX_SECONDS => Ok(Limit { time: Some(Duration::from_secs_f64(s)), ..Limit::default() }),
-            (None, Some(s)) => Err(ApiError::BadStrength(format!("time must be more than 0 and at most {MAX_SECONDS} seconds, not {s}"))),
+            (Some(_), Some(_)) => Err(ApiError::BadStrength(
+                "give the agent's strength as sims or as time, not both".into(),
+            )),
+            (Some(n), None) if (1..=MAX_SIMS).contains(&n) => {
+                Ok(Limit { nodes: Some(n), ..Limit::default() })
+            }
+            (Some(n), None) => {
+                Err(ApiError::BadStrength(format!("sims must be 1..={MAX_SIMS}, not {n}")))
+            }
+            (None, Some(s)) if s > 0.0 && s <= MAX_SECONDS => {
+                Ok(Limit { time: Some(Duration::from_secs_f64(s)), ..Limit::default() })
+            }
+            (None, Some(s)) => Err(ApiError::BadStrength(format!(
+                "time must be more than 0 and at most {MAX_SECONDS} seconds, not {s}"
+            ))),
             (None, None) => Ok(self.default_limit),
         }
     }
@@ -369,10 +414,25 @@ impl Api {
         let human = match request.colour.unwrap_or(ColourChoice::White) {
             ColourChoice::White => Color::White,
             ColourChoice::Black => Color::Black,
-            ColourChoice::Random => if rand::random::<bool>() { Color::White } else { Color::Black },
+            ColourChoice::Random => {
+                if rand::random::<bool>() {
+                    Color::White
+                } else {
+                    Color::Black
+                }
+            }
         };
-        let start = Position::start(self.rules).expect("the rules were validated when the server started");
-        let game = Game { positions: vec![start], moves: Vec::new(), human, limit, resigned: None, version: 0, touched: Instant::now() };
+        let start =
+            Position::start(self.rules).expect("the rules were validated when the server started");
+        let game = Game {
+            positions: vec![start],
+            moves: Vec::new(),
+            human,
+            limit,
+            resigned: None,
+            version: 0,
+            touched: Instant::now(),
+        };
         let mut games = lock(&self.games);
         if games.len() >= MAX_GAMES {
             let stalest = games.iter().min_by_key(|(_, g)| g.touched).map(|(id, _)| id.clone());
@@ -401,7 +461,10 @@ impl Api {
 
     pub fn human_move(&self, id: &str, body: &[u8]) -> Result<GameState, ApiError> {
         const ENDPOINT: &str = "POST /api/games/ID/move";
-        let request: MoveRequest = Self::body(ENDPOINT, body)?.ok_or(ApiError::BadBody { endpoint: ENDPOINT, problem: "it is empty; send {\"move\": \"f1-f3\"}".into() })?;
+        let request: MoveRequest = Self::body(ENDPOINT, body)?.ok_or(ApiError::BadBody {
+            endpoint: ENDPOINT,
+            problem: "it is empty; send {\"move\": \"f1-f3\"}".into(),
+        })?;
         let mut games = lock(&self.games);
         let game = games.get_mut(id).ok_or_else(|| ApiError::UnknownGame(id.into()))?;
         game.touched = Instant::now();
@@ -435,7 +498,10 @@ impl Api {
         let decision = lock(&self.agent).choose(&position, limit);
         let seconds = started.elapsed().as_secs_f64();
         if let Err(reason) = position.check(decision.mv) {
-            return Err(ApiError::AgentFailed { mv: decision.mv.to_string(), reason: reason.to_string() });
+            return Err(ApiError::AgentFailed {
+                mv: decision.mv.to_string(),
+                reason: reason.to_string(),
+            });
         }
         let win_probability = decision.value.map(winning_chance);
         let mut games = lock(&self.games);
@@ -446,7 +512,14 @@ impl Api {
         let captured = names(captured_by(&position, decision.mv));
         game.push(decision.mv, win_probability);
         let state = self.view(id, game);
-        Ok(AgentReply { text: position.notation(decision.mv), captured, win_probability, nodes: decision.nodes, seconds, state })
+        Ok(AgentReply {
+            text: position.notation(decision.mv),
+            captured,
+            win_probability,
+            nodes: decision.nodes,
+            seconds,
+            state,
+        })
     }
 
     /// Takes back the person's last move and the agent's reply to it (or only the person's move
@@ -487,7 +560,10 @@ impl Api {
     fn outcome(&self, game: &Game) -> (Option<(Option<Color>, &'static str)>, String) {
         let you_or = |color: Color| if color == game.human { "you" } else { "the agent" };
         if let Some(loser) = game.resigned {
-            return (Some((Some(loser.opponent()), "resigned")), format!("{} resigned: {} wins", you_or(loser), loser.opponent()));
+            return (
+                Some((Some(loser.opponent()), "resigned")),
+                format!("{} resigned: {} wins", you_or(loser), loser.opponent()),
+            );
         }
         match game.position().status() {
             Status::Ongoing => {
@@ -495,12 +571,19 @@ impl Api {
                 let whose = if side == game.human { "your move" } else { "the agent's move" };
                 (None, format!("{side} to move: {whose}"))
             }
-            Status::Draw => (Some((None, "ply-cap")), "a draw: the game reached the ply cap".into()),
+            Status::Draw => {
+                (Some((None, "ply-cap")), "a draw: the game reached the ply cap".into())
+            }
             Status::Won { winner, reason } => {
                 let who = if winner == game.human { "you win" } else { "the agent wins" };
                 let (token, why) = match reason {
-                    WinReason::BackRow => ("back-row", format!("{winner} starts its turn with more pieces on its far row")),
-                    WinReason::NoMoves => ("no-moves", format!("{} has no legal move", winner.opponent())),
+                    WinReason::BackRow => (
+                        "back-row",
+                        format!("{winner} starts its turn with more pieces on its far row"),
+                    ),
+                    WinReason::NoMoves => {
+                        ("no-moves", format!("{} has no legal move", winner.opponent()))
+                    }
                 };
                 (Some((Some(winner), token)), format!("{who}: {why}"))
             }
@@ -532,8 +615,16 @@ impl Api {
         let mut legal_moves: BTreeMap<String, Vec<LegalMove>> = BTreeMap::new();
         if turn.as_deref() == Some("human") {
             for mv in position.legal_moves() {
-                let moving = phalanx_path(position, mv).into_iter().map(|(from, _)| from.to_string()).collect();
-                let entry = LegalMove { to: mv.to().to_string(), text: position.notation(mv), moving, captures: names(captured_by(position, mv)) };
+                let moving = phalanx_path(position, mv)
+                    .into_iter()
+                    .map(|(from, _)| from.to_string())
+                    .collect();
+                let entry = LegalMove {
+                    to: mv.to().to_string(),
+                    text: position.notation(mv),
+                    moving,
+                    captures: names(captured_by(position, mv)),
+                };
                 legal_moves.entry(mv.from.to_string()).or_default().push(entry);
             }
         }
@@ -544,7 +635,10 @@ impl Api {
                 by: played.by.name().into(),
                 from: played.mv.from.to_string(),
                 to: played.mv.to().to_string(),
-                path: phalanx_path(before, played.mv).into_iter().map(|(from, to)| [from.to_string(), to.to_string()]).collect(),
+                path: phalanx_path(before, played.mv)
+                    .into_iter()
+                    .map(|(from, to)| [from.to_string(), to.to_string()])
+                    .collect(),
                 captured: names(captured_by(before, played.mv)),
             }
         });
@@ -574,9 +668,18 @@ impl Api {
             last_move,
             moves: game.moves.iter().map(|m| m.text.clone()).collect(),
             win_probability: game.moves.iter().rev().find_map(|m| m.win_probability),
-            strength: Strength { sims: game.limit.nodes, time: game.limit.time.map(|t| t.as_secs_f64()) },
-            pieces: Counts { white: position.pieces(Color::White).count(), black: position.pieces(Color::Black).count() },
-            far_row: Counts { white: position.far_row_count(Color::White), black: position.far_row_count(Color::Black) },
+            strength: Strength {
+                sims: game.limit.nodes,
+                time: game.limit.time.map(|t| t.as_secs_f64()),
+            },
+            pieces: Counts {
+                white: position.pieces(Color::White).count(),
+                black: position.pieces(Color::Black).count(),
+            },
+            far_row: Counts {
+                white: position.far_row_count(Color::White),
+                black: position.far_row_count(Color::Black),
+            },
             can_undo: game.resigned.is_some() || game.moves.iter().any(|m| m.by == game.human),
             version: game.version,
         }

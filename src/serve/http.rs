@@ -37,8 +37,10 @@ impl Server {
     /// workers let the page and other tabs be answered while the agent thinks for one.
     pub fn start(api: Arc<Api>, address: &str, workers: usize) -> Result<Server, ServerError> {
         let bind_error = |reason: String| ServerError::Bind { address: address.into(), reason };
-        let http = Arc::new(tiny_http::Server::http(address).map_err(|e| bind_error(e.to_string()))?);
-        let address = http.server_addr().to_ip().ok_or_else(|| bind_error("not an IP address".into()))?;
+        let http =
+            Arc::new(tiny_http::Server::http(address).map_err(|e| bind_error(e.to_string()))?);
+        let address =
+            http.server_addr().to_ip().ok_or_else(|| bind_error("not an IP address".into()))?;
         let workers = (0..workers.max(1))
             .map(|_| {
                 let (http, api) = (Arc::clone(&http), Arc::clone(&api));
@@ -78,7 +80,8 @@ impl Server {
 }
 
 fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("header names and values here are plain ASCII")
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes())
+        .expect("header names and values here are plain ASCII")
 }
 
 fn answer(api: &Api, mut request: tiny_http::Request) {
@@ -89,8 +92,14 @@ fn answer(api: &Api, mut request: tiny_http::Request) {
         let mut body = Vec::new();
         let read = request.as_reader().take(MAX_BODY + 1).read_to_end(&mut body);
         let api_response = match read {
-            Err(e) => ApiResponse::error(&ApiError::BadBody { endpoint: "this endpoint", problem: format!("it could not be read: {e}") }),
-            Ok(_) if body.len() as u64 > MAX_BODY => ApiResponse::error(&ApiError::BadBody { endpoint: "this endpoint", problem: format!("it is longer than {MAX_BODY} bytes") }),
+            Err(e) => ApiResponse::error(&ApiError::BadBody {
+                endpoint: "this endpoint",
+                problem: format!("it could not be read: {e}"),
+            }),
+            Ok(_) if body.len() as u64 > MAX_BODY => ApiResponse::error(&ApiError::BadBody {
+                endpoint: "this endpoint",
+                problem: format!("it is longer than {MAX_BODY} bytes"),
+            }),
             Ok(_) => api.handle(&method, &url, &body),
         };
         tiny_http::Response::from_string(api_response.body)
@@ -100,10 +109,16 @@ fn answer(api: &Api, mut request: tiny_http::Request) {
     } else {
         match ASSETS.iter().find(|(route, _, _)| *route == path) {
             Some((_, content_type, text)) if method == "GET" || method == "HEAD" => {
-                tiny_http::Response::from_string(*text).with_header(header("Content-Type", content_type)).with_header(header("Cache-Control", "no-cache"))
+                tiny_http::Response::from_string(*text)
+                    .with_header(header("Content-Type", content_type))
+                    .with_header(header("Cache-Control", "no-cache"))
             }
-            Some(_) => tiny_http::Response::from_string(format!("{path} only answers GET\n")).with_status_code(405),
-            None => tiny_http::Response::from_string(format!("nothing is at {path}; the game is at /\n")).with_status_code(404),
+            Some(_) => tiny_http::Response::from_string(format!("{path} only answers GET\n"))
+                .with_status_code(405),
+            None => tiny_http::Response::from_string(format!(
+                "nothing is at {path}; the game is at /\n"
+            ))
+            .with_status_code(404),
         }
     };
     // A browser that closed its tab is not our error to report.

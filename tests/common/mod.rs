@@ -34,7 +34,8 @@ pub fn brute_force_moves(position: &Position) -> Vec<Move> {
 }
 
 pub fn sorted(mut moves: Vec<Move>) -> Vec<(usize, usize, u8)> {
-    let mut keys: Vec<_> = moves.drain(..).map(|m| (m.from.index(), m.dir.index(), m.distance)).collect();
+    let mut keys: Vec<_> =
+        moves.drain(..).map(|m| (m.from.index(), m.dir.index(), m.distance)).collect();
     keys.sort();
     keys
 }
@@ -47,7 +48,10 @@ pub fn random_game(start: Position, seed: u64, max_plies: usize) -> Vec<Position
     for _ in 0..max_plies {
         let moves = current.legal_moves();
         // Prefer captures a little so games reach thin, open positions.
-        let capture = moves.iter().copied().find(|m| current.check(*m).map(|e| e.captured > 0).unwrap_or(false));
+        let capture = moves
+            .iter()
+            .copied()
+            .find(|m| current.check(*m).map(|e| e.captured > 0).unwrap_or(false));
         let mv = match capture {
             Some(c) if rng.random_bool(0.5) => c,
             _ => match moves.choose(&mut rng) {
@@ -78,7 +82,11 @@ pub fn random_position(rng: &mut StdRng, rules: epaminondas::game::Rules) -> Pos
             }
         }
     }
-    let side = if rng.random_bool(0.5) { epaminondas::game::Color::White } else { epaminondas::game::Color::Black };
+    let side = if rng.random_bool(0.5) {
+        epaminondas::game::Color::White
+    } else {
+        epaminondas::game::Color::Black
+    };
     let position = Position::from_parts(rules, white, black, side, 0).expect("valid scatter");
     if !rules.stones {
         return position;
@@ -109,7 +117,13 @@ pub fn forces_win(position: &Position, mv: Move, moves: u32) -> bool {
         match next.status() {
             Status::Won { winner, .. } => winner == me,
             Status::Draw => false,
-            Status::Ongoing => moves > 1 && next.legal_moves().into_iter().any(|again| forces_win(&next, again, moves - 1)),
+            Status::Ongoing => {
+                moves > 1
+                    && next
+                        .legal_moves()
+                        .into_iter()
+                        .any(|again| forces_win(&next, again, moves - 1))
+            }
         }
     })
 }
@@ -117,7 +131,8 @@ pub fn forces_win(position: &Position, mv: Move, moves: u32) -> bool {
 /// Whether `mv` lets the opponent win by force with its next move.
 pub fn hands_over_win(position: &Position, mv: Move) -> bool {
     let after = position.play_unchecked(mv);
-    after.status() == Status::Ongoing && after.legal_moves().iter().any(|reply| forces_win(&after, *reply, 1))
+    after.status() == Status::Ongoing
+        && after.legal_moves().iter().any(|reply| forces_win(&after, *reply, 1))
 }
 
 /// Trains `network` on the newest 32 positions of `buffer` at a learning rate of 0.01: 5 steps,
@@ -129,7 +144,8 @@ pub fn train_first_and_last(
     training: &epaminondas::config::TrainingConfig,
 ) -> (epaminondas::train::TrainStats, epaminondas::train::TrainStats) {
     use epaminondas::train::{self, Round};
-    let mut optimizer = epaminondas::nn::optim::Optimizer::new(network, training.optimizer_settings());
+    let mut optimizer =
+        epaminondas::nn::optim::Optimizer::new(network, training.optimizer_settings());
     let mut rng = StdRng::seed_from_u64(1);
     let round = |steps| Round { buffer, window: 32, steps, learning_rate: 0.01 };
     let first = train::train(network, &mut optimizer, round(5), training, &mut rng, &|_| {});
@@ -144,14 +160,16 @@ pub fn train_first_and_last(
 pub fn tensors(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let bytes = std::fs::read(path).unwrap();
     let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
+    let header: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&bytes[8..8 + header_len]).unwrap();
     let data = &bytes[8 + header_len..];
     header
         .into_iter()
         .filter(|(name, _)| name != "__metadata__")
         .map(|(name, info)| {
             let offsets = &info["data_offsets"];
-            let (start, end) = (offsets[0].as_u64().unwrap() as usize, offsets[1].as_u64().unwrap() as usize);
+            let (start, end) =
+                (offsets[0].as_u64().unwrap() as usize, offsets[1].as_u64().unwrap() as usize);
             (name, data[start..end].to_vec())
         })
         .collect()

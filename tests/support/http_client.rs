@@ -20,7 +20,12 @@ impl Reply {
 }
 
 /// Sends one request and reads the whole response (the server closes after `Connection: close`).
-pub fn request(address: SocketAddr, method: &str, path: &str, body: Option<&str>) -> std::io::Result<Reply> {
+pub fn request(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> std::io::Result<Reply> {
     let mut stream = TcpStream::connect_timeout(&address, Duration::from_secs(5))?;
     stream.set_read_timeout(Some(Duration::from_secs(120)))?;
     let body = body.unwrap_or("");
@@ -40,7 +45,10 @@ pub fn request(address: SocketAddr, method: &str, path: &str, body: Option<&str>
         }
         let n = stream.read(&mut buffer)?;
         if n == 0 {
-            return Err(std::io::Error::other(format!("the connection closed before the headers ended: {:?}", String::from_utf8_lossy(&raw))));
+            return Err(std::io::Error::other(format!(
+                "the connection closed before the headers ended: {:?}",
+                String::from_utf8_lossy(&raw)
+            )));
         }
         raw.extend_from_slice(&buffer[..n]);
     };
