@@ -15,8 +15,11 @@ build: setup
 train: build
 	./target/release/epaminondas train --config $(CONFIG) --run $(RUN)
 
-# The whole test suite, in the release profile so it shares the build with `make train`.
+# Formatting, lints and the whole test suite, in the release profile so that they share the
+# build with `make train`.
 test: setup
+	cargo fmt --check
+	cargo clippy --release --all-targets -- -D warnings
 	cargo test --release
 
 bench: build
