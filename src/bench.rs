@@ -156,6 +156,63 @@ pub fn network_rows(
 /// Self-play with the config's settings: simulations per second (against the network's own
 /// evaluations per second at the self-play batch), games and positions per hour; then training
 /// steps on the samples it produced.
+/// One generation's self-play of `games` games under `config`, from seed 1.
+fn play_selfplay(
+    evaluator: &mut dyn Evaluator,
+    config: &Config,
+    games: usize,
+) -> selfplay::SelfPlayOutput {
+    let selfplay_config =
+        crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
+    let Ok(output) = selfplay::play_games(
+        evaluator,
+        config.rules,
+        &config.search,
+        &selfplay_config,
+        1,
+        "bench",
+        Vec::new(),
+        &mut |_, _| Ok::<(), std::convert::Infallible>(()),
+        &mut |_| {},
+    );
+    output
+}
+
+/// Self-play's speed beside another busy program, measured in one run: quiet, then with one
+/// busy process (a shell loop) on the machine, then quiet again. The busy row's fraction is of
+/// the mean of the two quiet ones; the two quiet rows show how steady the machine was.
+pub fn contended_rows(
+    network: &Network,
+    config: &Config,
+    games: usize,
+) -> std::io::Result<Vec<BenchRow>> {
+    let rate = || -> std::io::Result<f64> {
+        let inference =
+            network.inference_copy(config.run.precision).map_err(std::io::Error::other)?;
+        let stats =
+            play_selfplay(&mut CachedEvaluator::new(inference, 200_000), config, games).stats;
+        Ok(stats.simulations as f64 / stats.seconds.max(1e-9))
+    };
+    let before = rate()?;
+    let mut busy = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn()?;
+    let beside = rate();
+    let _ = busy.kill();
+    let _ = busy.wait();
+    let beside = beside?;
+    let after = rate()?;
+    let quiet = (before + after) / 2.0;
+    let label = |what: &str| {
+        format!("self-play {what} ({games} games, ply cap {})", config.rules.ply_cap.unwrap_or(0))
+    };
+    Ok(vec![
+        BenchRow::new(&label("quiet"), None, before, "sims/s"),
+        BenchRow::new(&label("beside one busy process"), None, beside, "sims/s")
+            .against(beside / quiet, "of quiet"),
+        BenchRow::new(&label("quiet again"), None, after, "sims/s")
+            .against(after / before, "of the first"),
+    ])
+}
+
 pub fn selfplay_and_training_rows(
     network: Network,
     config: &Config,
@@ -175,20 +232,8 @@ pub fn selfplay_and_training_rows(
             let _ = inference.evaluate(&requests);
         });
 
-    let selfplay_config =
-        crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
     let mut evaluator = CachedEvaluator::new(inference, 200_000);
-    let Ok(output) = selfplay::play_games(
-        &mut evaluator,
-        config.rules,
-        &config.search,
-        &selfplay_config,
-        1,
-        "bench",
-        Vec::new(),
-        &mut |_, _| Ok::<(), std::convert::Infallible>(()),
-        &mut |_| {},
-    );
+    let output = play_selfplay(&mut evaluator, config, games);
     let stats = output.stats;
     let sims = stats.simulations as f64 / stats.seconds;
     rows.push(BenchRow::new("self-play search", Some(batch), sims, "sims/s").against(

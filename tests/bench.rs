@@ -54,3 +54,40 @@ fn bench_writes_every_row() {
             && rows[0].get(2).unwrap().parse::<f64>().unwrap() > 0.0
     );
 }
+
+/// `bench --contended` measures self-play quiet, beside one busy process, and quiet again, in
+/// one run, each row against its reference.
+#[test]
+fn bench_measures_selfplay_beside_a_busy_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("bench.csv");
+    let output = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+        .args(["bench", "--contended", "--games", "2", "--ply-cap", "12", "--config"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let rows: Vec<csv::StringRecord> =
+        csv::Reader::from_path(&csv).unwrap().records().map(|r| r.unwrap()).collect();
+    let names: Vec<&str> = rows.iter().map(|r| r.get(0).unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "self-play quiet (2 games, ply cap 12)",
+            "self-play beside one busy process (2 games, ply cap 12)",
+            "self-play quiet again (2 games, ply cap 12)"
+        ]
+    );
+    for row in &rows {
+        let value: f64 = row.get(2).unwrap().parse().unwrap();
+        assert!(value.is_finite() && value > 0.0, "{row:?}");
+    }
+    let fraction = |row: &csv::StringRecord| row.get(4).unwrap().parse::<f64>().unwrap();
+    let quiet = (rows[0][2].parse::<f64>().unwrap() + rows[2][2].parse::<f64>().unwrap()) / 2.0;
+    assert!((fraction(&rows[1]) - rows[1][2].parse::<f64>().unwrap() / quiet).abs() < 1e-9);
+    // No process is left spinning.
+    let busy = Command::new("pgrep").args(["-f", "while :; do :; done"]).output().unwrap();
+    assert!(busy.stdout.is_empty(), "{}", String::from_utf8_lossy(&busy.stdout));
+}

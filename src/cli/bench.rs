@@ -36,6 +36,13 @@ pub struct BenchArgs {
     /// (training steps are always f32).
     #[arg(long, value_enum)]
     pub precision: Option<Precision>,
+    /// Overrides the config's ply cap (shorter games make shorter self-play measurements).
+    #[arg(long)]
+    pub ply_cap: Option<u16>,
+    /// Only self-play's speed quiet, beside one busy process, and quiet again (see
+    /// `bench::contended_rows`).
+    #[arg(long)]
+    pub contended: bool,
 }
 
 fn print_row(row: &BenchRow) {
@@ -52,6 +59,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut config = Config::load(&args.config)?;
     config.run.device = args.device.unwrap_or(config.run.device);
     config.run.precision = args.precision.unwrap_or(config.run.precision);
+    if let Some(cap) = args.ply_cap {
+        anyhow::ensure!(cap > 0, "--ply-cap must be at least 1: self-play games must end");
+        config.rules.ply_cap = Some(cap);
+    }
     if args.batches.contains(&0) {
         anyhow::bail!("--batches must all be at least 1");
     }
@@ -65,9 +76,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut inference = network.inference_copy(config.run.precision)?;
     println!(
-        "{} threads ({} cores), device {device:?}, search in {:?}, network {:?}{}",
+        "{} threads ({} cores, idle libtorch threads: {}), device {device:?}, search in {:?}, network {:?}{}",
         config.run.threads(),
         cores,
+        crate::nn::wait_policy(),
         inference.kind(),
         network.config,
         args.network.as_ref().map(|p| format!(" from {}", p.display())).unwrap_or_default()
@@ -77,6 +89,13 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         print_row(&row);
         rows.push(row);
     };
+    let games = args.games.unwrap_or(config.selfplay.games_per_generation);
+    if args.contended {
+        for row in bench::contended_rows(&network, &config, games)? {
+            emit(row);
+        }
+        return write_table(&args.csv, &rows);
+    }
     emit(bench::perft_row(config.rules, args.perft_depth));
     let flops = bench::matmul_flops(device, args.seconds);
     emit(BenchRow {
@@ -91,20 +110,20 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     {
         emit(row);
     }
-    for row in bench::selfplay_and_training_rows(
-        network,
-        &config,
-        args.games.unwrap_or(config.selfplay.games_per_generation),
-        args.seconds,
-    )? {
+    for row in bench::selfplay_and_training_rows(network, &config, games, args.seconds)? {
         emit(row);
     }
-    let mut writer = csv::Writer::from_path(&args.csv)
-        .with_context(|| format!("cannot write {}", args.csv.display()))?;
-    for row in &rows {
+    write_table(&args.csv, &rows)
+}
+
+/// The table as CSV, one row a measurement.
+fn write_table(path: &std::path::Path, rows: &[BenchRow]) -> anyhow::Result<()> {
+    let mut writer =
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    for row in rows {
         writer.serialize(row)?;
     }
     writer.flush()?;
-    println!("written to {}", args.csv.display());
+    println!("written to {}", path.display());
     Ok(())
 }

@@ -210,23 +210,13 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         _ => "f32",
     };
     eprintln!(
-        "run {} at generation {} ({} games so far); self-play searches in {number_format} on {device:?}",
+        "run {} at generation {} ({} games so far); self-play searches in {number_format} on {device:?} with {} threads; idle libtorch threads: {}",
         args.run.display(),
         run.state.generation,
-        run.state.total_games
+        run.state.total_games,
+        run.config.run.threads(),
+        crate::nn::wait_policy()
     );
-    // libgomp reads its wait policy once, when libtorch loads it (before main), so the trainer
-    // can only ask. With opponents on a pool of their own, libtorch's threads spin at every
-    // barrier while the opponents hold the cores; on the 2-core Xeon, self-play with opponents
-    // searched 476 simulations a second with the policy passive against 258 without (docs/performance.md).
-    if device == tch::Device::Cpu
-        && !run.config.selfplay.opponents.is_empty()
-        && std::env::var_os("OMP_WAIT_POLICY").is_none()
-    {
-        eprintln!(
-            "note: self-play has opponents on the CPU; start with OMP_WAIT_POLICY=passive in the environment so that libtorch's threads sleep rather than spin while the opponents think (1.8 times as many simulations a second on 2 cores)"
-        );
-    }
     run.train(args.generations, &progress)?;
     Ok(())
 }
