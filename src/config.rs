@@ -29,6 +29,27 @@ pub struct Config {
     /// Matches against a fixed opponent inside the loop. Optional; none when left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matches: Option<MatchesConfig>,
+    /// Smaller boards that self-play uses first: by default generations 1-32 on 8x8 (with a
+    /// ply cap of 150); `curriculum = []` plays every generation on `[rules]`' board.
+    pub curriculum: Vec<BoardStage>,
+}
+
+/// A stage of the board curriculum (`[[curriculum]]`): self-play of generations up to `until`
+/// plays on this board (the first stage whose `until` has not passed), later generations on
+/// `[rules]`'s. The network is convolutional with global pooling, so one network plays every
+/// size, and its training window mixes the sizes while the stages' positions leave it (KataGo
+/// trains on mixed board sizes). Small boards give short, decisive games from the first
+/// generation, which teach captures and races that carry over to the large board. Rating games
+/// and matches are always on `[rules]`'s board, and rating starts after the last stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardStage {
+    /// The last generation played on this board.
+    pub until: u32,
+    pub width: u8,
+    pub height: u8,
+    /// The board's ply cap.
+    pub ply_cap: u16,
 }
 
 /// The ply cap of training games when a config sets none: self-play games must end.
@@ -46,6 +67,7 @@ impl Default for Config {
             training: TrainingConfig::default(),
             evaluation: EvaluationConfig::default(),
             matches: None,
+            curriculum: vec![BoardStage { until: 32, width: 8, height: 8, ply_cap: 150 }],
         }
     }
 }
@@ -540,6 +562,23 @@ impl Config {
         Config::parse(&text, &path.display().to_string())
     }
 
+    /// A run's stored `config.toml`. Runs store every key, but those made before the curriculum
+    /// existed have none, and had none: they resume without one rather than with the default.
+    pub fn load_stored(path: &Path) -> Result<Config, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
+        let mut config = Config::parse(&text, &origin)?;
+        let parse_error = |e: toml::de::Error| ConfigError::Parse {
+            path: origin.clone(),
+            message: e.to_string(),
+        };
+        if !toml::from_str::<toml::Table>(&text).map_err(parse_error)?.contains_key("curriculum") {
+            config.curriculum.clear();
+        }
+        Ok(config)
+    }
+
     /// Parses and validates; `origin` names the source in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
         let mut config: Config = toml::from_str(text)
@@ -554,6 +593,25 @@ impl Config {
     /// variant's extra planes).
     pub fn net_config(&self) -> Result<NetConfig, ConfigError> {
         Ok(self.network.resolve()?.for_rules(&self.rules))
+    }
+
+    /// The rules self-play plays generation `generation` under: its curriculum stage's board,
+    /// else `[rules]`.
+    pub fn rules_for(&self, generation: u32) -> Rules {
+        match self.curriculum.iter().find(|stage| generation <= stage.until) {
+            Some(stage) => Rules {
+                width: stage.width,
+                height: stage.height,
+                ply_cap: Some(stage.ply_cap),
+                ..self.rules
+            },
+            None => self.rules,
+        }
+    }
+
+    /// The last generation of the curriculum's stages (0 without a curriculum).
+    pub fn curriculum_end(&self) -> u32 {
+        self.curriculum.last().map_or(0, |stage| stage.until)
     }
 
     /// The config as a run saves it. Options held as f32 are written in their shortest f32
@@ -628,6 +686,19 @@ impl Config {
         }
         if let Some(matches) = &self.matches {
             matches.validate()?;
+        }
+        for (i, stage) in self.curriculum.iter().enumerate() {
+            let after = if i == 0 { 0 } else { self.curriculum[i - 1].until };
+            if stage.until <= after {
+                return invalid(format!(
+                    "curriculum: the stages' `until` must increase from 1, not {} after {after}",
+                    stage.until
+                ));
+            }
+            let rules = self.rules_for(stage.until);
+            rules.validate().map_err(|e| {
+                ConfigError::Invalid(format!("curriculum stage until {}: {e}", stage.until))
+            })?;
         }
         let learns_from_matches = self.matches.as_ref().is_some_and(|m| m.learn);
         match (r.records.is_empty() && !learns_from_matches, r.records_share > 0.0) {

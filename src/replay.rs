@@ -2,13 +2,17 @@
 //!
 //! Each generation's samples are one chunk file `replay/gen-NNNNNN.bin`, written atomically;
 //! the buffer is the most recent chunks that fill the window. Chunk layout (little endian):
-//! `EPAMREP2`, width u8, height u8, count u32, then per sample: white and black bitboards
+//! `EPAMREP4`, width u8, height u8, ply cap u16 (0: none), count u32, then per sample: white
+//! and black bitboards
 //! (4 x u64 each), in the stones variant the stones' bitboard too (only there, so standard
 //! chunks are unchanged), side u8, ply u16, outcome i8 (for the side to move), the searched
 //! chances as a flag u8 (1 when present) and then win, draw and loss f32, move count u16, then
-//! (policy index u16, probability f32) per move. Older chunks still read: `EPAMREP3` has, after
-//! the searched chances, piece leads (a flag u8 and, when 1, two i8) for a head since removed,
-//! which are skipped, and `EPAMREP1`, from before the searched chances, lacks those.
+//! (policy index u16, probability f32) per move. A chunk holds the board and cap its games were
+//! played under, which need not be the run's (see [`crate::config::BoardStage`]). Older chunks
+//! still read, under the run's board and cap: `EPAMREP2` is the same without the ply cap;
+//! `EPAMREP3` has, after the searched chances, piece leads (a flag u8 and, when 1, two i8) for a
+//! head since removed, which are skipped; and `EPAMREP1`, from before the searched chances,
+//! lacks those.
 
 use crate::encode;
 use crate::evaluator::Wdl;
@@ -117,7 +121,9 @@ pub fn samples_of_game(record: &crate::game::GameRecord) -> Vec<Sample> {
         .collect()
 }
 
-const MAGIC: &[u8; 8] = b"EPAMREP2";
+const MAGIC: &[u8; 8] = b"EPAMREP4";
+/// The layout without the ply cap.
+const MAGIC_V2: &[u8; 8] = b"EPAMREP2";
 /// The layout with piece leads after the searched chances.
 const MAGIC_WITH_LEADS: &[u8; 8] = b"EPAMREP3";
 /// The layout before the searched chances.
@@ -128,6 +134,7 @@ pub fn encode_chunk(samples: &[Sample], rules: &Rules) -> Vec<u8> {
     out.extend_from_slice(MAGIC);
     out.push(rules.width);
     out.push(rules.height);
+    out.extend_from_slice(&rules.ply_cap.unwrap_or(0).to_le_bytes());
     out.extend_from_slice(&(samples.len() as u32).to_le_bytes());
     for sample in samples {
         for color in Color::BOTH {
@@ -194,19 +201,19 @@ impl Reader<'_> {
 fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>, ReplayError> {
     let corrupt = |problem: String| ReplayError::Corrupt { path: path.to_path_buf(), problem };
     let mut r = Reader { bytes, at: 0, path };
-    let (has_searched, has_leads) = match r.take(8)? {
-        magic if magic == MAGIC => (true, false),
-        magic if magic == MAGIC_WITH_LEADS => (true, true),
-        magic if magic == MAGIC_V1 => (false, false),
+    let (has_cap, has_searched, has_leads) = match r.take(8)? {
+        magic if magic == MAGIC => (true, true, false),
+        magic if magic == MAGIC_V2 => (false, true, false),
+        magic if magic == MAGIC_WITH_LEADS => (false, true, true),
+        magic if magic == MAGIC_V1 => (false, false, false),
         _ => return Err(corrupt("not a replay chunk (bad magic)".into())),
     };
     let (width, height) = (r.u8()?, r.u8()?);
-    if (width, height) != (rules.width, rules.height) {
-        return Err(corrupt(format!(
-            "made for a {width}x{height} board, the run plays {}x{}",
-            rules.width, rules.height
-        )));
-    }
+    let ply_cap = if has_cap { Some(r.u16()?).filter(|&cap| cap > 0) } else { rules.ply_cap };
+    // The game the chunk's positions were played under: its own board and cap, the run's
+    // other rules.
+    let rules = &Rules { width, height, ply_cap, ..*rules };
+    rules.validate().map_err(|e| corrupt(format!("its board: {e}")))?;
     let count = r.u32()? as usize;
     let policy_size = encode::policy_size(rules);
     let mut samples = Vec::with_capacity(count.min(1 << 20));

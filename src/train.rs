@@ -173,21 +173,44 @@ pub fn held_out_losses(
     let (mut policy, mut value) = (0.0, 0.0);
     // The weights only make the total, which is not used here.
     let weights = LossWeights { value: 1.0 };
-    for chunk in samples.chunks(256) {
-        let refs: Vec<&Sample> = chunk.iter().collect();
-        let batch = make_batch(
-            &refs,
-            &vec![false; refs.len()],
-            network.config.inputs(),
-            search_value_share,
-            network.device(),
-        );
-        let chunk_losses = tch::no_grad(|| losses(network, &batch, weights, false));
-        policy += chunk_losses.policy * refs.len() as f64;
-        value += chunk_losses.value * refs.len() as f64;
+    let all: Vec<&Sample> = samples.iter().collect();
+    for (group, _) in by_board(&all, &vec![false; all.len()]) {
+        for refs in group.chunks(256) {
+            let batch = make_batch(
+                refs,
+                &vec![false; refs.len()],
+                network.config.inputs(),
+                search_value_share,
+                network.device(),
+            );
+            let chunk_losses = tch::no_grad(|| losses(network, &batch, weights, false));
+            policy += chunk_losses.policy * refs.len() as f64;
+            value += chunk_losses.value * refs.len() as f64;
+        }
     }
     let n = samples.len() as f64;
     Some(HeldOutLosses { policy: policy / n, value: value / n })
+}
+
+/// Samples of one board size, with their mirror flags.
+type BoardGroup<'a> = (Vec<&'a Sample>, Vec<bool>);
+
+/// `samples` (with their `mirror` flags) split by board size, in the order each size first
+/// appears: a batch's tensors need one size.
+fn by_board<'a>(samples: &[&'a Sample], mirror: &[bool]) -> Vec<BoardGroup<'a>> {
+    let mut groups: Vec<((u8, u8), BoardGroup<'a>)> = Vec::new();
+    for (sample, &m) in samples.iter().zip(mirror) {
+        let rules = sample.position.rules();
+        let board = (rules.width, rules.height);
+        match groups.iter_mut().find(|(b, _)| *b == board) {
+            Some((_, (group, flags))) => {
+                group.push(sample);
+                flags.push(m);
+            }
+            None => groups.push((board, (vec![*sample], vec![m]))),
+        }
+    }
+    groups.into_iter().map(|(_, group)| group).collect()
 }
 
 /// One call of [`train`]: `steps` optimiser steps at `learning_rate`, on batches drawn from the
@@ -218,23 +241,34 @@ pub fn train(
         let samples = buffer.draw_batch(window, config.batch_size, rng);
         let mirror: Vec<bool> =
             samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
-        let batch = make_batch(
-            &samples,
-            &mirror,
-            network.config.inputs(),
-            config.search_value_share,
-            network.device(),
-        );
-        let step_losses = losses(network, &batch, LossWeights::of(config), true);
+        // A window may hold several board sizes (a curriculum's): one forward pass a size, the
+        // loss their mean weighted by the samples each has, as one batch's would be.
+        let mut total: Option<Tensor> = None;
+        for (group, group_mirror) in by_board(&samples, &mirror) {
+            let batch = make_batch(
+                &group,
+                &group_mirror,
+                network.config.inputs(),
+                config.search_value_share,
+                network.device(),
+            );
+            let group_losses = losses(network, &batch, LossWeights::of(config), true);
+            let share = group.len() as f64 / samples.len() as f64;
+            stats.policy_loss += share * group_losses.policy;
+            stats.value_loss += share * group_losses.value;
+            stats.policy_entropy += share * group_losses.entropy;
+            stats.value_accuracy += share * group_losses.accuracy;
+            let weighted = group_losses.total * share;
+            total = Some(match total {
+                Some(sum) => sum + weighted,
+                None => weighted,
+            });
+        }
         optimizer.zero_grad();
-        step_losses.total.backward();
+        total.expect("a batch has samples").backward();
         stats.grad_norm += optimizer.step(learning_rate, config.max_grad_norm);
         stats.steps += 1;
         stats.samples += samples.len();
-        stats.policy_loss += step_losses.policy;
-        stats.value_loss += step_losses.value;
-        stats.policy_entropy += step_losses.entropy;
-        stats.value_accuracy += step_losses.accuracy;
         on_step(step + 1);
     }
     let n = stats.steps.max(1) as f64;

@@ -826,22 +826,30 @@ fn searched_chances_are_kept_and_blended_into_the_value_target() {
     let path = dir.path().join("chunk.bin");
     std::fs::write(&path, encode_chunk(&pair, &config.rules)).unwrap();
     assert_eq!(read_samples(&path, &config.rules).unwrap(), pair);
-    let mut old = encode_chunk(&pair[1..], &config.rules);
-    // Header 14 bytes, then two bitboards (64), side, ply and outcome (4): the chances' flag is
-    // byte 82.
-    assert_eq!(old[82], 0);
+    // Header 16 bytes (magic 8, width and height 2, ply cap 2, count 4), then two bitboards (64),
+    // side, ply and outcome (4): the chances' flag is byte 84. The layouts before the ply cap
+    // lack bytes 10-11, and read under the run's cap.
+    let before_the_cap = |magic: &[u8; 8]| {
+        let mut old = encode_chunk(&pair[1..], &config.rules);
+        assert_eq!(old[10..12], 40u16.to_le_bytes(), "smoke's ply cap");
+        assert_eq!(old[84], 0);
+        old.drain(10..12);
+        old[..8].copy_from_slice(magic);
+        old
+    };
+    let mut old = before_the_cap(b"EPAMREP1");
     old.remove(82);
-    old[..8].copy_from_slice(b"EPAMREP1");
     std::fs::write(&path, &old).unwrap();
+    assert_eq!(read_samples(&path, &config.rules).unwrap(), pair[1..]);
+    std::fs::write(&path, before_the_cap(b"EPAMREP2")).unwrap();
     assert_eq!(read_samples(&path, &config.rules).unwrap(), pair[1..]);
     // The layout that kept piece leads after the chances (a flag and two bytes) reads with them
     // skipped, and a flag that is neither 0 nor 1 is refused by name.
     for (leads, expected) in
         [(vec![0u8], Ok(())), (vec![1, 3, 253], Ok(())), (vec![9], Err("piece-leads flag"))]
     {
-        let mut with_leads = encode_chunk(&pair[1..], &config.rules);
+        let mut with_leads = before_the_cap(b"EPAMREP3");
         with_leads.splice(83..83, leads);
-        with_leads[..8].copy_from_slice(b"EPAMREP3");
         std::fs::write(&path, &with_leads).unwrap();
         match expected {
             Ok(()) => assert_eq!(read_samples(&path, &config.rules).unwrap(), pair[1..]),

@@ -215,10 +215,12 @@ impl Clock {
     }
 }
 
-/// The generation being made: its number, its seed, and its journal.
+/// The generation being made: its number, its seed, the rules its self-play plays under (see
+/// [`Config::rules_for`]), and its journal.
 struct Generation {
     number: u32,
     seed: u64,
+    rules: crate::game::Rules,
     journal: journal::Journal,
     /// When this invocation began it, and the time earlier invocations had spent on it.
     started: Instant,
@@ -232,11 +234,12 @@ impl Generation {
         config: &Config,
         clock: &mut Clock,
     ) -> Result<Generation, RunError> {
-        let journal = journal::Journal::open(dir, number, config.rules)?;
+        let rules = config.rules_for(number);
+        let journal = journal::Journal::open(dir, number, rules)?;
         let carried = journal.seconds()?;
         clock.carried += carried;
         let seed = config.run.seed ^ (number as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
-        Ok(Generation { number, seed, journal, started: Instant::now(), carried })
+        Ok(Generation { number, seed, rules, journal, started: Instant::now(), carried })
     }
 
     /// Saves the time spent on the generation so far, so a stop loses none of it.
@@ -263,7 +266,7 @@ impl Run {
         let config_path = dir.join("config.toml");
         let state_path = dir.join("state.json");
         if config_path.exists() {
-            let stored = Config::load(&config_path)?;
+            let stored = Config::load_stored(&config_path)?;
             if let Some(given) = &config {
                 if let Some(problem) = given.incompatibility(&stored) {
                     return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
@@ -388,7 +391,7 @@ impl Run {
 
     /// An existing run, with nothing written (unlike [`Run::open`], which stores the config).
     fn open_existing(dir: &Path) -> Result<Run, RunError> {
-        let config = Config::load(&dir.join("config.toml"))?;
+        let config = Config::load_stored(&dir.join("config.toml"))?;
         let state = read_state(&dir.join("state.json"))?;
         Ok(Run {
             dir: dir.to_path_buf(),
@@ -621,7 +624,7 @@ impl Run {
         };
         selfplay::play_games(
             &mut evaluator,
-            config.rules,
+            generation.rules,
             &config.search,
             &config.selfplay,
             generation.seed,
@@ -642,7 +645,7 @@ impl Run {
             &self.dir.join("replay"),
             generation.number,
             &games.samples,
-            &self.config.rules,
+            &generation.rules,
         )?;
         let text: String = games.records.iter().map(|r| format!("{r}\n")).collect();
         write_file(
@@ -783,8 +786,10 @@ impl Run {
     fn rate_if_due(&mut self, observer: &dyn Observer) -> Result<(), RunError> {
         let every = self.config.evaluation.every;
         let generation = self.state.generation;
+        // Rating games are on [rules]' board: during a curriculum stage they would cost more
+        // than the stage's generations and rate a network that has not played that board.
         if every == 0
-            || generation == 0
+            || generation <= self.config.curriculum_end()
             || !generation.is_multiple_of(every)
             || self.state.rated_generation >= generation
         {

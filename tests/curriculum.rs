@@ -1,0 +1,132 @@
+//! The board curriculum: self-play on smaller boards first, one network for every size.
+
+use epaminondas::coach::{checkpoint_path, Run, Silent};
+use epaminondas::config::{BoardStage, Config};
+use epaminondas::game::{GameRecord, Rules};
+use epaminondas::nn::Network;
+use epaminondas::replay::read_chunk;
+use std::path::Path;
+
+fn smoke() -> Config {
+    Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))).unwrap()
+}
+
+const STAGES: &str = "[[curriculum]]\nuntil = 1\nwidth = 8\nheight = 8\nply_cap = 30\n\n\
+                      [[curriculum]]\nuntil = 3\nwidth = 10\nheight = 8\nply_cap = 36\n";
+
+#[test]
+fn each_generation_plays_on_its_stages_board() {
+    let config = Config::parse(STAGES, "stages.toml").unwrap();
+    assert_eq!(config.curriculum[1], BoardStage { until: 3, width: 10, height: 8, ply_cap: 36 });
+    let board = |generation: u32| {
+        let rules = config.rules_for(generation);
+        (rules.width, rules.height, rules.ply_cap)
+    };
+    assert_eq!(board(1), (8, 8, Some(30)));
+    assert_eq!(board(2), (10, 8, Some(36)));
+    assert_eq!(board(3), (10, 8, Some(36)));
+    assert_eq!(board(4), (14, 12, Some(300)), "then [rules]' board");
+    // The other rules are [rules]'.
+    let config = Config::parse(&format!("[rules]\nsymmetry = \"both\"\n{STAGES}"), "x").unwrap();
+    assert_eq!(config.rules_for(1).symmetry, epaminondas::game::SymmetryRule::Both);
+    // What a run stores reads back the same.
+    assert_eq!(Config::parse(&config.to_toml(), "saved").unwrap(), config);
+    // By default generations 1-32 play on 8x8; `curriculum = []` turns it off.
+    assert_eq!(
+        Config::default().curriculum,
+        [BoardStage { until: 32, width: 8, height: 8, ply_cap: 150 }]
+    );
+    assert!(smoke().curriculum.is_empty());
+    assert_eq!(Config::parse(&smoke().to_toml(), "saved").unwrap(), smoke());
+}
+
+#[test]
+fn bad_stages_are_refused_by_name() {
+    let stage = |until: u32, size: &str, cap: u16| {
+        let (w, h) = size.split_once('x').unwrap();
+        format!("[[curriculum]]\nuntil = {until}\nwidth = {w}\nheight = {h}\nply_cap = {cap}\n")
+    };
+    for (text, named) in [
+        (stage(0, "8x8", 30), "until"),
+        (stage(5, "8x8", 30) + &stage(5, "10x8", 30), "until"),
+        (stage(5, "8x8", 30) + &stage(2, "10x8", 30), "until"),
+        (stage(5, "30x8", 30), "30x8"),
+        (stage(5, "8x8", 0), "ply cap"),
+        (stage(5, "8x8", 30).replace("ply_cap", "plycap"), "plycap"),
+    ] {
+        let error = Config::parse(&text, "stages.toml").unwrap_err().to_string();
+        assert!(error.contains(named), "{text}: {error}");
+    }
+}
+
+/// A run with a curriculum plays its first generation on 8x8 and its second on 14x12, keeps
+/// each generation's samples under the board and cap they were played on, trains one network
+/// on the mixed window, and rates it on [rules]' board once the stages are over.
+#[test]
+fn a_run_trains_one_network_on_every_board_of_its_curriculum() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut config = smoke();
+    config.curriculum = vec![BoardStage { until: 1, width: 8, height: 8, ply_cap: 30 }];
+    (config.replay.min_window, config.replay.max_window) = (10_000, 20_000);
+    let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
+    run.train(Some(2), &Silent).unwrap();
+
+    for (generation, (width, height, cap)) in [(1, (8, 8, Some(30))), (2, (14, 12, Some(40)))] {
+        let samples = read_chunk(&run_dir.join("replay"), generation, &config.rules).unwrap();
+        assert!(!samples.is_empty());
+        for sample in &samples {
+            let rules = sample.position.rules();
+            assert_eq!((rules.width, rules.height, rules.ply_cap), (width, height, cap));
+        }
+        let text = std::fs::read_to_string(run_dir.join(format!("games/gen-{generation:06}.txt")))
+            .unwrap();
+        let records = GameRecord::parse_all(&text).unwrap();
+        assert_eq!(records.len(), config.selfplay.games_per_generation);
+        for record in &records {
+            assert_eq!((record.rules().width, record.rules().height), (width, height));
+        }
+    }
+    // The window after generation 2 holds both boards, and the second generation trained on
+    // it: its network differs from the first's.
+    let window = Run::open(&run_dir, None).unwrap().replay_window().unwrap();
+    let mut boards: Vec<(u8, u8)> = window
+        .into_samples()
+        .iter()
+        .map(|s| (s.position.rules().width, s.position.rules().height))
+        .collect();
+    boards.dedup();
+    assert_eq!(boards, [(8, 8), (14, 12)]);
+    let (first, _) = Network::load(&checkpoint_path(&run_dir, 1), tch::Device::Cpu).unwrap();
+    let (second, _) = Network::load(&checkpoint_path(&run_dir, 2), tch::Device::Cpu).unwrap();
+    let changed = first
+        .vs
+        .variables()
+        .iter()
+        .any(|(name, tensor)| !tensor.equal(&second.vs.variables()[name]));
+    assert!(changed, "the second generation trained");
+    // Rating games start after the last stage, on [rules]' board.
+    assert!(!run_dir.join("ratings/gen-000001.txt").exists(), "no rating during a stage");
+    let ratings = std::fs::read_to_string(run_dir.join("ratings/gen-000002.txt")).unwrap();
+    let rated = GameRecord::parse_all(&ratings).unwrap();
+    assert!(!rated.is_empty());
+    assert!(rated.iter().all(|r| *r.rules() == Rules { ply_cap: Some(40), ..Rules::default() }));
+}
+
+/// A run made before the curriculum existed stored a config without one: it resumes without
+/// one, not with the default's 8x8 stage.
+#[test]
+fn runs_stored_without_a_curriculum_resume_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    Run::open(&run_dir, Some(smoke())).unwrap().train(Some(1), &Silent).unwrap();
+    let stored = run_dir.join("config.toml");
+    let text = std::fs::read_to_string(&stored).unwrap();
+    assert!(text.contains("curriculum = []"), "{text}");
+    std::fs::write(&stored, text.replace("curriculum = []\n", "")).unwrap();
+    let resumed = Run::open(&run_dir, None).unwrap();
+    assert!(resumed.config.curriculum.is_empty());
+    assert!(
+        Config::parse(&text.replace("curriculum = []\n", ""), "x").unwrap().curriculum.len() == 1
+    );
+}
