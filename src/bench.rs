@@ -153,9 +153,6 @@ pub fn network_rows(
     rows
 }
 
-/// Self-play with the config's settings: simulations per second (against the network's own
-/// evaluations per second at the self-play batch), games and positions per hour; then training
-/// steps on the samples it produced.
 /// One generation's self-play of `games` games under `config`, from seed 1.
 fn play_selfplay(
     evaluator: &mut dyn Evaluator,
@@ -213,6 +210,9 @@ pub fn contended_rows(
     ])
 }
 
+/// Self-play with the config's settings: simulations per second (against the network's own
+/// evaluations per second at the self-play batch), games and positions per hour; then training
+/// steps on the samples it produced.
 pub fn selfplay_and_training_rows(
     network: Network,
     config: &Config,

@@ -52,6 +52,16 @@ pub struct BoardStage {
     pub ply_cap: u16,
 }
 
+/// Keys of options since removed, with the value a run that did not use them stored: implicit
+/// minimax backups and the lead head (docs/methods.md).
+fn retired_keys() -> [(&'static str, &'static str, toml::Value); 3] {
+    [
+        ("search", "minimax_weight", toml::Value::Float(0.0)),
+        ("training", "lead_loss_weight", toml::Value::Float(0.0)),
+        ("network", "lead_head", toml::Value::Boolean(false)),
+    ]
+}
+
 /// The ply cap of training games when a config sets none: self-play games must end.
 pub const DEFAULT_PLY_CAP: u16 = 300;
 
@@ -221,7 +231,7 @@ impl Default for SelfPlayConfig {
             temperature_end: 0.0,
             temperature_plies: 10,
             random_opening_plies: 4,
-            capped_games: CappedGames::Material,
+            capped_games: CappedGames::Draw,
             stall_plies: None,
             root_search: RootSearch::Puct,
             opponents: Vec::new(),
@@ -562,20 +572,41 @@ impl Config {
         Config::parse(&text, &path.display().to_string())
     }
 
-    /// A run's stored `config.toml`. Runs store every key, but those made before the curriculum
-    /// existed have none, and had none: they resume without one rather than with the default.
+    /// A run's stored `config.toml` (see [`Config::parse_stored`]).
     pub fn load_stored(path: &Path) -> Result<Config, ConfigError> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
-        let mut config = Config::parse(&text, &origin)?;
-        let parse_error = |e: toml::de::Error| ConfigError::Parse {
-            path: origin.clone(),
-            message: e.to_string(),
-        };
-        if !toml::from_str::<toml::Table>(&text).map_err(parse_error)?.contains_key("curriculum") {
-            config.curriculum.clear();
+        Config::parse_stored(&text, &origin)
+    }
+
+    /// A config as a run stored it, which may be older than this program: runs store every
+    /// key, so a key they lack did not exist when they were made. Those made before the
+    /// curriculum had none and resume without one, not with the default's 8x8 stage. Keys of
+    /// options since removed are dropped where they hold the value that meant "off" (the run
+    /// never used the option), and refused by name otherwise.
+    pub fn parse_stored(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let parse_error =
+            |message: String| ConfigError::Parse { path: origin.to_string(), message };
+        let mut table: toml::Table =
+            toml::from_str(text).map_err(|e| parse_error(e.to_string()))?;
+        for (section, key, off) in retired_keys() {
+            let Some(values) = table.get_mut(section).and_then(toml::Value::as_table_mut) else {
+                continue;
+            };
+            match values.remove(key) {
+                Some(value) if value != off => {
+                    return Err(ConfigError::Invalid(format!(
+                        "{origin}: {section}.{key} = {value} was removed from the program (docs/methods.md); this run cannot go on"
+                    )))
+                }
+                _ => {}
+            }
         }
+        table.entry("curriculum").or_insert_with(|| toml::Value::Array(Vec::new()));
+        let config: Config =
+            table.try_into().map_err(|e: toml::de::Error| parse_error(e.to_string()))?;
+        config.validate()?;
         Ok(config)
     }
 

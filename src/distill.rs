@@ -3,7 +3,7 @@
 //! by sampling its own priors.
 //!
 //! Why: at a fixed time per move the agent's strength against alphabeta grows with the
-//! simulations it can afford (docs/methods.md, "Search time against knowledge"), and on a CPU without
+//! simulations it can afford (docs/methods.md, time against knowledge), and on a CPU without
 //! bf16 instructions the 8x96 network evaluates about 150 positions a second on one core. A
 //! network of a third of its work searches about three times as many; what it must not lose is
 //! the teacher's knowledge, and a teacher's whole distributions teach more per position than

@@ -223,8 +223,3 @@ pub fn mirror_policy(policy: &[f32], width: u8, height: u8) -> Vec<f32> {
     }
     mirrored
 }
-
-/// Input planes under the left-right mirror: each row reversed.
-pub fn mirror_planes(planes: &[f32], width: u8) -> Vec<f32> {
-    planes.chunks(width as usize).flat_map(|row| row.iter().rev().copied()).collect()
-}

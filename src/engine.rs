@@ -18,7 +18,8 @@
 //! ```
 //! Moves are in Abbott's notation (`a1-a3`, `h12xh9`, or `f1,g2-h3`; stone placements `@f6`).
 //! Anything malformed or illegal is answered with `info string error: ...`. A refused `position`
-//! leaves no position behind: until the next valid `position` (or `ucinewgame`), `go` answers
+//! leaves no position behind: until the next valid `position` (or `ucinewgame`, or a `Board` or
+//! `Stones` option, which start a new game), `go` answers
 //! an error and no move, since a move for the previous position would be a move for a game the
 //! GUI is not playing. There is no ply cap unless `PlyCap` sets one (the game has no draw
 //! rule), so `bestmove none` comes only where the game is over.

@@ -90,10 +90,6 @@ impl<E: Evaluator> CachedEvaluator<E> {
         CachedEvaluator { inner, capacity, entries: HashMap::new(), hits: 0, misses: 0 }
     }
 
-    pub fn inner_mut(&mut self) -> &mut E {
-        &mut self.inner
-    }
-
     pub fn clear(&mut self) {
         self.entries.clear();
     }

@@ -9,7 +9,8 @@
 //! chances as a flag u8 (1 when present) and then win, draw and loss f32, move count u16, then
 //! (policy index u16, probability f32) per move. A chunk holds the board and cap its games were
 //! played under, which need not be the run's (see [`crate::config::BoardStage`]). Older chunks
-//! still read, under the run's board and cap: `EPAMREP2` is the same without the ply cap;
+//! still read, under their header's board and the run's cap: `EPAMREP2` is the same without the
+//! ply cap;
 //! `EPAMREP3` has, after the searched chances, piece leads (a flag u8 and, when 1, two i8) for a
 //! head since removed, which are skipped; and `EPAMREP1`, from before the searched chances,
 //! lacks those.
@@ -57,6 +58,8 @@ pub enum ReplayError {
     Records { path: PathBuf, source: crate::game::RecordError },
     #[error("{path} holds no finished game")]
     NoGames { path: PathBuf },
+    #[error("{path} not written: a sample of a {found} board in a chunk of {expected}")]
+    MixedBoards { path: PathBuf, found: String, expected: String },
     #[error("{path}: game {game} is played on {found}, not on the {expected} being trained")]
     OtherGame { path: PathBuf, game: usize, found: String, expected: String },
 }
@@ -294,6 +297,17 @@ pub fn write_chunk(
     rules: &Rules,
 ) -> Result<(), ReplayError> {
     let path = chunk_path(dir, generation);
+    // The header names one board: a sample of another would read back as another position.
+    if let Some(other) = samples
+        .iter()
+        .map(|s| s.position.rules())
+        .find(|r| (r.width, r.height, r.stones) != (rules.width, rules.height, rules.stones))
+    {
+        let board = |r: &Rules| {
+            format!("{}x{}{}", r.width, r.height, if r.stones { " stones" } else { "" })
+        };
+        return Err(ReplayError::MixedBoards { path, found: board(other), expected: board(rules) });
+    }
     crate::util::write_atomically(&path, &encode_chunk(samples, rules))
         .map_err(|source| ReplayError::Io { path, source })
 }
@@ -364,6 +378,16 @@ impl ReplayBuffer {
     /// Every sample held, oldest first.
     pub fn into_samples(self) -> Vec<Sample> {
         self.chunks.into_iter().flat_map(|(_, samples)| samples).collect()
+    }
+
+    /// Keeps only the samples of a `width` x `height` board, and the chunks that still hold any.
+    pub fn keep_board(&mut self, width: u8, height: u8) {
+        let of_board =
+            |s: &Sample| (s.position.rules().width, s.position.rules().height) == (width, height);
+        for (_, samples) in &mut self.chunks {
+            samples.retain(of_board);
+        }
+        self.chunks.retain(|(_, samples)| !samples.is_empty());
     }
 
     /// Generations held, oldest first.

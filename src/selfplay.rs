@@ -495,7 +495,6 @@ pub fn play_games<E>(
     let started_at = Instant::now();
     let mut reported_at = started_at;
     let total = config.games_per_generation;
-    let games_to_play = total - resumed.len();
     let (mut finished_plies, mut finished_here) = (0, 0);
     let done: std::collections::BTreeSet<usize> = resumed.iter().map(|game| game.index).collect();
     let mut simulations = 0;
@@ -517,6 +516,7 @@ pub fn play_games<E>(
         ),
     });
     let mut to_play = (0..total).filter(|index| !done.contains(index));
+    let games_to_play = to_play.clone().count();
     let new_game = |index: usize| {
         (
             index,
@@ -552,7 +552,7 @@ pub fn play_games<E>(
         }
         if reported_at.elapsed() >= PROGRESS_EVERY {
             reported_at = Instant::now();
-            let ply_cap = rules.ply_cap.map_or(300.0, f64::from);
+            let ply_cap = f64::from(rules.ply_cap.unwrap_or(crate::config::DEFAULT_PLY_CAP));
             on_progress(&SelfPlayProgress {
                 games_done: finished_games.len(),
                 games_total: total,

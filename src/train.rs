@@ -100,6 +100,10 @@ pub fn make_batch(
 /// The losses of one batch: `total` to step on, the rest as numbers.
 pub struct Losses {
     pub total: Tensor,
+    /// The two parts of `total`: the policy loss (a mean over the samples with a policy
+    /// target), and the weighted value loss (a mean over all).
+    pub policy_term: Tensor,
+    pub value_term: Tensor,
     /// Cross-entropy against the policy target.
     pub policy: f64,
     /// Cross-entropy against the value target.
@@ -142,13 +146,15 @@ pub fn losses(network: &Network, batch: &Batch, weights: LossWeights, train: boo
         -(log_policy.exp() * &log_policy).sum_dim_intlist(-1, false, Kind::Float).mean(Kind::Float);
     let accuracy =
         wdl.argmax(-1, false).eq_tensor(&batch.value_class).to_kind(Kind::Float).mean(Kind::Float);
-    let total = &policy_loss + weights.value * &value_loss;
+    let value_term = weights.value * &value_loss;
     Losses {
         policy: policy_loss.double_value(&[]),
         value: value_loss.double_value(&[]),
         entropy: entropy.double_value(&[]),
         accuracy: accuracy.double_value(&[]),
-        total,
+        total: &policy_loss + &value_term,
+        policy_term: policy_loss,
+        value_term,
     }
 }
 
@@ -241,8 +247,10 @@ pub fn train(
         let samples = buffer.draw_batch(window, config.batch_size, rng);
         let mirror: Vec<bool> =
             samples.iter().map(|_| config.mirror_augmentation && rng.random_bool(0.5)).collect();
-        // A window may hold several board sizes (a curriculum's): one forward pass a size, the
-        // loss their mean weighted by the samples each has, as one batch's would be.
+        // A window may hold several board sizes (a curriculum's): one forward pass a size, each
+        // part of the loss the mean over the samples it counts, as one batch's would be (the
+        // policy's over the samples with a policy target, the value's over all).
+        let with_policy = samples.iter().filter(|s| !s.policy.is_empty()).count().max(1) as f64;
         let mut total: Option<Tensor> = None;
         for (group, group_mirror) in by_board(&samples, &mirror) {
             let batch = make_batch(
@@ -254,14 +262,16 @@ pub fn train(
             );
             let group_losses = losses(network, &batch, LossWeights::of(config), true);
             let share = group.len() as f64 / samples.len() as f64;
-            stats.policy_loss += share * group_losses.policy;
+            let policy_share =
+                group.iter().filter(|s| !s.policy.is_empty()).count() as f64 / with_policy;
+            stats.policy_loss += policy_share * group_losses.policy;
             stats.value_loss += share * group_losses.value;
             stats.policy_entropy += share * group_losses.entropy;
             stats.value_accuracy += share * group_losses.accuracy;
-            let weighted = group_losses.total * share;
+            let part = group_losses.policy_term * policy_share + group_losses.value_term * share;
             total = Some(match total {
-                Some(sum) => sum + weighted,
-                None => weighted,
+                Some(sum) => sum + part,
+                None => part,
             });
         }
         optimizer.zero_grad();

@@ -579,9 +579,9 @@ fn matches_on_the_same_openings_compare_round_by_round() {
 }
 
 /// `tally` and `compare` on the shipped records of the default agent and its teacher against
-/// alphabeta: the pooled results the README quotes.
+/// alphabeta: the pooled results docs/agents.md and docs/methods.md quote.
 #[test]
-fn shipped_records_tally_and_compare_as_the_readme_says() {
+fn shipped_records_tally_and_compare_as_the_docs_say() {
     use std::path::Path;
     let records =
         |name: &str| Path::new(env!("CARGO_MANIFEST_DIR")).join("data/records").join(name);

@@ -1,5 +1,5 @@
 //! The benchmark command runs end to end and writes its table (numbers are not judged here:
-//! speed is recorded in the README, not asserted in tests).
+//! speed is recorded in docs/performance.md, not asserted in tests).
 
 use std::process::Command;
 

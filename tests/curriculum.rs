@@ -130,3 +130,50 @@ fn runs_stored_without_a_curriculum_resume_without_one() {
         Config::parse(&text.replace("curriculum = []\n", ""), "x").unwrap().curriculum.len() == 1
     );
 }
+
+/// A run stored by an older version, with keys of options removed since, resumes when those keys
+/// say the option was off, and is refused by name when the run used it.
+#[test]
+fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    Run::open(&run_dir, Some(smoke())).unwrap().train(Some(1), &Silent).unwrap();
+    let stored = run_dir.join("config.toml");
+    let text = std::fs::read_to_string(&stored).unwrap();
+    let old = |minimax: &str| {
+        text.replace("[search]\n", &format!("[search]\nminimax_weight = {minimax}\n"))
+            .replace("[training]\n", "[training]\nlead_loss_weight = 0.0\n")
+            .replace("curriculum = []\n", "")
+    };
+    std::fs::write(&stored, old("0.0")).unwrap();
+    let resumed = Run::open(&run_dir, None).unwrap();
+    assert_eq!(resumed.config, smoke());
+    std::fs::write(&stored, old("0.3")).unwrap();
+    let error = Run::open(&run_dir, None).err().expect("a removed option in use").to_string();
+    assert!(error.contains("search.minimax_weight = 0.3") && error.contains("removed"), "{error}");
+    assert_eq!(std::fs::read_to_string(&stored).unwrap(), old("0.3"), "nothing is rewritten");
+}
+
+/// The curriculum of a run may change on resume only for generations still to come: the
+/// finished ones and the one in progress were played on the stored boards.
+#[test]
+fn a_resumed_run_keeps_the_boards_of_its_past_generations() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut config = smoke();
+    config.curriculum = vec![BoardStage { until: 3, width: 8, height: 8, ply_cap: 30 }];
+    Run::open(&run_dir, Some(config.clone())).unwrap().train(Some(1), &Silent).unwrap();
+    // Generation 2, in progress next, would move to 14x12: refused.
+    let mut shorter = config.clone();
+    shorter.curriculum[0].until = 1;
+    let error = Run::open(&run_dir, Some(shorter)).err().expect("other past boards").to_string();
+    assert!(error.contains("generation 2") && error.contains("curriculum"), "{error}");
+    // Without the stage generation 1 would have been on 14x12: refused too.
+    let mut none = config.clone();
+    none.curriculum.clear();
+    assert!(Run::open(&run_dir, Some(none)).is_err());
+    // A longer stage changes only generations to come.
+    let mut longer = config.clone();
+    longer.curriculum[0].until = 8;
+    assert_eq!(Run::open(&run_dir, Some(longer)).unwrap().config.curriculum[0].until, 8);
+}

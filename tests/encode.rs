@@ -264,3 +264,8 @@ fn threat_planes_in_a_hand_checked_position() {
     assert_eq!(plane(THREAT_OUR_RUNNERS), ["k11"]);
     assert_eq!(plane(THREAT_THEIR_RUNNERS), ["a2"]);
 }
+
+/// Input planes under the left-right mirror: each row reversed.
+fn mirror_planes(planes: &[f32], width: u8) -> Vec<f32> {
+    planes.chunks(width as usize).flat_map(|row| row.iter().rev().copied()).collect()
+}

@@ -8,14 +8,13 @@ use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{Limit, PlayerKind, PlayerSpec};
 use std::path::Path;
 
-/// configs/crossings.toml (the 8x8 board) from scratch: after a few generations its newest
+/// configs/8x8.toml from scratch: after a few generations its newest
 /// checkpoint beats the random player clearly.
 #[test]
 #[ignore = "trains for several minutes: cargo test --release --test slow -- --ignored"]
 fn crossings_board_learns_to_beat_random() {
     let mut config =
-        Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/crossings.toml")))
-            .unwrap();
+        Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/8x8.toml"))).unwrap();
     // Rating games are not needed here; the match below is the check.
     config.evaluation.every = 1_000;
     let dir = tempfile::tempdir().unwrap();

@@ -1771,7 +1771,7 @@ fn idle_libtorch_threads_sleep_unless_told_otherwise() {
     };
     let line = first_line("a", None);
     assert!(
-        line.ends_with("idle libtorch threads: passive") && line.contains("with 2 threads"),
+        line.ends_with("idle libtorch threads: passive") && line.contains("; threads: 2;"),
         "{line}"
     );
     let line = first_line("b", Some("active"));

@@ -4,7 +4,7 @@
 //! candidates' matches against one opponent can be compared opening by opening: the interval
 //! comes from the spread of the per-round differences, which leaves out whatever the openings
 //! add to the spread of each score. With openings of four random plies on the 14x12 board that
-//! part is small (the paired intervals in docs/) are about as wide as unpaired ones), but the
+//! part is small (the paired intervals in docs/ are about as wide as unpaired ones), but the
 //! pairing also keeps the comparison to the same games: a round missing from one file, as in a
 //! match cut short, is left out of both. Several such pairs (the same candidates and opponent
 //! with other seeds) pool into one comparison, and several matches of the same two players into

@@ -51,7 +51,8 @@ fn training_facts(checkpoint: &Path, generation: Option<u32>) -> BTreeMap<String
     if let Ok(config) = std::fs::read_to_string(run.join("config.toml")) {
         // Written again by this version, so that a run saved by an older one shows its f32
         // options as written (0.2, not 0.20000000298023224); kept as it is if it does not parse.
-        let config = Config::parse(&config, "config.toml").map(|c| c.to_toml()).unwrap_or(config);
+        let config =
+            Config::parse_stored(&config, "config.toml").map(|c| c.to_toml()).unwrap_or(config);
         facts.insert("training_config".into(), config);
     }
     facts

@@ -138,7 +138,7 @@ impl LoggedBar {
 
     /// A bar that is `hidden` (logged as lines) or drawn, logging at least every `heartbeat`
     /// when hidden.
-    pub fn with_heartbeat(
+    fn with_heartbeat(
         length: usize,
         template: &str,
         hidden: bool,
@@ -199,8 +199,14 @@ impl LoggedBar {
     }
 
     pub fn finish_and_clear(&self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop_heartbeat();
         self.bar.finish_and_clear();
+    }
+
+    /// Stops the heartbeat, under its lock, so that no line of a finished bar can follow.
+    fn stop_heartbeat(&self) {
+        let _quiet = self.logged_at.lock().expect("the heartbeat's lock is never poisoned");
+        self.stop.store(true, Ordering::Relaxed);
     }
 
     fn log_if_due(&self) {
@@ -217,7 +223,7 @@ impl LoggedBar {
 
 impl Drop for LoggedBar {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop_heartbeat();
     }
 }
 

@@ -210,7 +210,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         _ => "f32",
     };
     eprintln!(
-        "run {} at generation {} ({} games so far); self-play searches in {number_format} on {device:?} with {} threads; idle libtorch threads: {}",
+        "run {} at generation {} ({} games so far); self-play searches in {number_format} on {device:?}; threads: {}; idle libtorch threads: {}",
         args.run.display(),
         run.state.generation,
         run.state.total_games,

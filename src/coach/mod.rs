@@ -151,8 +151,8 @@ impl Observer for Silent {}
 /// that checkpoint's weights (as [`Run::start_from`]) rather than random ones, and `steps`
 /// may be 0: the run then only keeps the source's samples, so that a trained network carried
 /// on in a new run trains on a window as broad as the one that trained it from its first
-/// generation, not on a few generations of its own games (docs/methods.md, "The same start
-/// with a broad window").
+/// generation, not on a few generations of its own games (docs/methods.md, "Window from
+/// another run").
 pub struct Pretraining<'a> {
     pub source_run: &'a Path,
     pub steps: usize,
@@ -273,9 +273,19 @@ impl Run {
                 }
             }
             // Settings that do not change the game or the network may be changed on resume.
-            let config = config.unwrap_or(stored);
+            let config = config.unwrap_or_else(|| stored.clone());
             if state_path.exists() {
                 let state = read_state(&state_path)?;
+                // The curriculum may change only for generations to come: the finished ones
+                // and the one in progress (its journal) were played on the stored one's boards.
+                if let Some(generation) =
+                    (1..=state.generation + 1).find(|&g| config.rules_for(g) != stored.rules_for(g))
+                {
+                    let problem = format!(
+                        "the [[curriculum]] gives generation {generation} another board than the run played it on"
+                    );
+                    return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
+                }
                 let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
                 let opponents = read_opponents(&dir.join("opponents.csv"), state.generation)?;
                 write_file(&config_path, config.to_toml().as_bytes())?;
@@ -329,12 +339,15 @@ impl Run {
                 source.config.rules, config.rules
             )));
         }
-        let buffer = read_newest_chunks(
+        let mut buffer = read_newest_chunks(
             &source.dir,
             source.state.generation,
             config.replay.max_window,
             &config.rules,
         )?;
+        // Only the positions of the new run's own board: a curriculum's smaller boards stay
+        // behind (chunk 0 holds one board).
+        buffer.keep_board(config.rules.width, config.rules.height);
         let generations = buffer.generations();
         let (Some(&first), Some(&last)) = (generations.first(), generations.last()) else {
             return Err(refuse("its replay buffer is empty".into()));

@@ -157,9 +157,6 @@ fn fast_bf16_agrees_with_the_kernel() {
     assert_eq!(cpu_has_fast_bf16(), kernel_says, "{flags}");
 }
 
-/// Sets libtorch's intra-op threads. Self-play alternates between tree work (rayon) and network
-/// passes (libtorch), so each may use every core in its turn; inter-op parallelism is off
-/// because one small network has nothing to run side by side.
 /// The environment variable that sets libgomp's wait policy (see the `epaminondas` binary's
 /// `sleep_idle_openmp_threads`).
 pub const WAIT_POLICY: &str = "OMP_WAIT_POLICY";
@@ -169,6 +166,9 @@ pub fn wait_policy() -> String {
     std::env::var(WAIT_POLICY).unwrap_or_else(|_| "spin, then sleep (libgomp's default)".into())
 }
 
+/// Sets libtorch's intra-op threads. Self-play alternates between tree work (rayon) and network
+/// passes (libtorch), so each may use every core in its turn; inter-op parallelism is off
+/// because one small network has nothing to run side by side.
 pub fn configure_threads(threads: usize) {
     tch::set_num_threads(threads.max(1) as i32);
 }

@@ -39,11 +39,6 @@ pub const fn is_decisive(score: i32) -> bool {
     score >= WIN - MAX_MATE_PLY || score <= -(WIN - MAX_MATE_PLY)
 }
 
-/// Plies to the end of the game for a decided `score` (positive: the side to move wins).
-pub fn plies_to_result(score: i32) -> Option<i32> {
-    is_decisive(score).then(|| if score > 0 { WIN - score } else { -(WIN + score) })
-}
-
 /// `score` as an expected result in [-1, 1]: exactly ±1 for decided results.
 pub fn to_value(score: i32) -> f32 {
     if is_decisive(score) {
@@ -212,7 +207,7 @@ const fn advance_index() -> [[u8; 16]; 17] {
 
 /// The three directions in which `color` moves towards its far row.
 #[inline]
-pub(crate) fn forward_dirs(color: Color) -> [Dir; 3] {
+fn forward_dirs(color: Color) -> [Dir; 3] {
     match color {
         Color::White => [Dir::North, Dir::NorthEast, Dir::NorthWest],
         Color::Black => [Dir::South, Dir::SouthEast, Dir::SouthWest],
@@ -241,8 +236,6 @@ mod tests {
     #[test]
     fn score_scale() {
         assert!(is_decisive(win_in(3)) && is_decisive(loss_in(7)) && !is_decisive(EVAL_LIMIT));
-        assert_eq!(plies_to_result(win_in(3)), Some(3));
-        assert_eq!(plies_to_result(loss_in(7)), Some(-7));
         assert_eq!(to_value(loss_in(2)), -1.0);
         assert!(win_in(1) > win_in(3));
     }
