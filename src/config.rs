@@ -53,10 +53,11 @@ pub struct BoardStage {
 }
 
 /// Keys of options since removed, with the value a run that did not use them stored: implicit
-/// minimax backups and the lead head (docs/methods.md).
-fn retired_keys() -> [(&'static str, &'static str, toml::Value); 3] {
+/// minimax backups, capped games scored by material, and the lead head (docs/methods.md).
+fn retired_keys() -> [(&'static str, &'static str, toml::Value); 4] {
     [
         ("search", "minimax_weight", toml::Value::Float(0.0)),
+        ("selfplay", "capped_games", toml::Value::String("draw".into())),
         ("training", "lead_loss_weight", toml::Value::Float(0.0)),
         ("network", "lead_head", toml::Value::Boolean(false)),
     ]
@@ -190,10 +191,8 @@ pub struct SelfPlayConfig {
     pub temperature_plies: u16,
     /// Up to this many uniformly random opening plies (drawn per game) for variety.
     pub random_opening_plies: u16,
-    /// How a game cut by the ply cap is scored in the value targets (its record stays a draw).
-    pub capped_games: CappedGames,
-    /// Stop a game after this many plies in a row without a capture, and score its value
-    /// targets as a capped game's. Its record stays unfinished. Default: off.
+    /// Stop a game after this many plies in a row without a capture; its value targets are a
+    /// draw, as a capped game's, and its record stays unfinished. Default: off.
     /// Late self-play games settled into shuffling: most games were capped, and their last
     /// capture came near ply 100 of 300, so two thirds of their positions (and of the replay
     /// window) repeated a few moves with nothing at stake.
@@ -231,7 +230,6 @@ impl Default for SelfPlayConfig {
             temperature_end: 0.0,
             temperature_plies: 10,
             random_opening_plies: 4,
-            capped_games: CappedGames::Draw,
             stall_plies: None,
             root_search: RootSearch::Puct,
             opponents: Vec::new(),
@@ -295,21 +293,6 @@ impl OpponentConfig {
         }
         Ok(spec)
     }
-}
-
-/// The value target of a self-play game that reached the ply cap. The game has no draw rule;
-/// the cap is ours, and scoring every capped game a draw taught self-play that shuffling to
-/// the cap is safe: runs drifted into games that were mostly capped draws, whose targets say
-/// nothing. `material` scores a capped game for the side with more pieces (a draw when equal),
-/// which gives those games a signal and makes winning material worth something late in a game.
-/// Games stopped by `stall_plies` are scored the same way. (With material, stopped games
-/// taught the network that a piece ahead is a win, so it stopped playing once ahead:
-/// draw_value in the search makes draws unattractive instead.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CappedGames {
-    Draw,
-    Material,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@
 //! GPU's round takes milliseconds).
 
 use crate::arena::a_score;
-use crate::config::{CappedGames, SelfPlayConfig};
+use crate::config::SelfPlayConfig;
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator, Wdl};
 use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termination};
@@ -348,7 +348,7 @@ impl Game {
     }
 
     /// The record (the network named `player`) and the samples of a finished game.
-    fn finish(self, player: &str, config: &SelfPlayConfig) -> (GameRecord, Vec<Sample>) {
+    fn finish(self, player: &str) -> (GameRecord, Vec<Sample>) {
         let (white, black) = match &self.opponent {
             Some(Opponent { color: Color::White, name, .. }) => (name.as_str(), player),
             Some(Opponent { color: Color::Black, name, .. }) => (player, name.as_str()),
@@ -359,7 +359,7 @@ impl Game {
             record = record
                 .with_tag("Stopped", format!("no capture in {} plies", self.plies_since_capture));
         }
-        let scored = target_result(&record, config.capped_games);
+        let scored = target_result(&record);
         let samples = self
             .targets
             .into_iter()
@@ -375,22 +375,13 @@ impl Game {
 }
 
 /// The result the value targets of `record` learn: its own, except for a game cut short (by
-/// the ply cap, or stopped unfinished by `stall_plies`). Such a game is a draw, or under
-/// [`CappedGames::Material`] a win for the side with more pieces.
-pub fn target_result(record: &GameRecord, capped_games: CappedGames) -> RecordResult {
-    let cut_short = matches!(record.termination, Termination::PlyCap | Termination::Unfinished);
-    if !cut_short {
-        return record.result;
-    }
-    if capped_games == CappedGames::Draw {
-        return RecordResult::Draw;
-    }
-    let end = record.final_position();
-    let (white, black) = (end.pieces(Color::White).count(), end.pieces(Color::Black).count());
-    match white.cmp(&black) {
-        std::cmp::Ordering::Greater => RecordResult::WhiteWins,
-        std::cmp::Ordering::Less => RecordResult::BlackWins,
-        std::cmp::Ordering::Equal => RecordResult::Draw,
+/// the ply cap, or stopped unfinished by `stall_plies`), which is a draw. (Scoring such games
+/// for the side with more pieces was tried and dropped: it did not stop the drift to the cap,
+/// and made caution pay; docs/methods.md.)
+pub fn target_result(record: &GameRecord) -> RecordResult {
+    match record.termination {
+        Termination::PlyCap | Termination::Unfinished => RecordResult::Draw,
+        _ => record.result,
     }
 }
 
@@ -545,7 +536,7 @@ pub fn play_games<E>(
             simulations += game.simulations;
             finished_plies += game.moves.len();
             finished_here += 1;
-            let (record, samples) = game.finish(player_name, config);
+            let (record, samples) = game.finish(player_name);
             let game = FinishedGame { index, record, samples };
             on_game(&game, finished_games.len() + 1)?;
             finished_games.push(game);

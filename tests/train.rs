@@ -1370,11 +1370,10 @@ fn standard_network_files_are_unchanged_by_the_variant() {
     assert!(!network.config.stones && !network.config.threats);
 }
 
-/// A game cut by the ply cap: its record is a draw, and its value targets are a draw too, or
-/// under `capped_games = "material"` a win for the side with more pieces.
+/// A game cut by the ply cap is a draw, in its record and in its value targets, whatever the
+/// material; a game that ended on the board keeps its result.
 #[test]
-fn capped_games_are_scored_as_configured() {
-    use epaminondas::config::CappedGames;
+fn capped_games_are_draws() {
     use epaminondas::game::{Rules, Termination};
     use epaminondas::selfplay::target_result;
     let record_of = |text: &str, rules: Rules, moves: &[&str]| {
@@ -1393,20 +1392,7 @@ fn capped_games_are_scored_as_configured() {
     let record =
         record_of("14/14/b13/b13/14/14/14/14/14/13w/13w/13w w 0", capped, &["n3-m4", "a10-b9"]);
     assert_eq!((record.result, record.termination), (RecordResult::Draw, Termination::PlyCap));
-    assert_eq!(target_result(&record, CappedGames::Draw), RecordResult::Draw);
-    assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
-    // Black ahead: a win for Black.
-    let record =
-        record_of("14/14/b13/b13/b13/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
-    assert_eq!(target_result(&record, CappedGames::Material), RecordResult::BlackWins);
-    // Equal material stays a draw.
-    let record =
-        record_of("14/14/b13/b13/14/14/14/14/14/14/13w/13w w 0", capped, &["n2-m3", "a10-b11"]);
-    assert_eq!(
-        (record.termination, target_result(&record, CappedGames::Material)),
-        (Termination::PlyCap, RecordResult::Draw)
-    );
-    // A game that ended on the board keeps its result, whatever the material.
+    assert_eq!(target_result(&record), RecordResult::Draw);
     let record = record_of(
         "14/13w/b13/b13/b13/14/14/14/14/14/14/14 w 0",
         Rules::default(),
@@ -1416,7 +1402,7 @@ fn capped_games_are_scored_as_configured() {
         (record.result, record.termination),
         (RecordResult::WhiteWins, Termination::BackRow)
     );
-    assert_eq!(target_result(&record, CappedGames::Material), RecordResult::WhiteWins);
+    assert_eq!(target_result(&record), RecordResult::WhiteWins);
 }
 
 /// `stall_plies`: a self-play game stops after that many plies in a row without a capture. Its
@@ -1424,14 +1410,12 @@ fn capped_games_are_scored_as_configured() {
 /// game that captures in time goes on.
 #[test]
 fn self_play_stops_games_that_stall() {
-    use epaminondas::config::CappedGames;
     use epaminondas::evaluator::UniformEvaluator;
     use epaminondas::game::Termination;
     use epaminondas::selfplay::{play_games, target_result};
     let mut config = smoke();
     config.selfplay.games_per_generation = 8;
     config.selfplay.stall_plies = Some(12);
-    config.selfplay.capped_games = CappedGames::Material;
     let Ok(output) = play_games(
         &mut UniformEvaluator,
         config.rules,
@@ -1462,7 +1446,7 @@ fn self_play_stops_games_that_stall() {
                 "{:?}",
                 record.extra
             );
-            assert_eq!(target_result(record, CappedGames::Draw), RecordResult::Draw);
+            assert_eq!(target_result(record), RecordResult::Draw);
         } else {
             assert!(quiet_tail < 12, "a game that went on never stalled");
         }
