@@ -1733,10 +1733,10 @@ fn a_trained_network_goes_on_with_another_runs_buffer() {
     assert!(!dir.path().join("wider").exists(), "a refused start leaves no run directory behind");
 }
 
-/// The program puts libtorch's idle threads to sleep (libgomp's passive wait policy) unless the
-/// environment names a policy, which it then keeps; the run's first line says which.
+/// The run's first line says how many threads run and how idle libtorch threads wait: as the
+/// environment says, else libgomp's default.
 #[test]
-fn idle_libtorch_threads_sleep_unless_told_otherwise() {
+fn the_first_line_names_threads_and_the_wait_policy() {
     let dir = tempfile::tempdir().unwrap();
     let smoke = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
     // --generations 0 creates the run and stops before self-play.
@@ -1755,9 +1755,10 @@ fn idle_libtorch_threads_sleep_unless_told_otherwise() {
     };
     let line = first_line("a", None);
     assert!(
-        line.ends_with("idle libtorch threads: passive") && line.contains("; threads: 2;"),
+        line.ends_with("idle libtorch threads: spin, then sleep (libgomp's default)")
+            && line.contains("; threads: 2;"),
         "{line}"
     );
-    let line = first_line("b", Some("active"));
-    assert!(line.ends_with("idle libtorch threads: active"), "{line}");
+    let line = first_line("b", Some("passive"));
+    assert!(line.ends_with("idle libtorch threads: passive"), "{line}");
 }

@@ -157,8 +157,10 @@ fn fast_bf16_agrees_with_the_kernel() {
     assert_eq!(cpu_has_fast_bf16(), kernel_says, "{flags}");
 }
 
-/// The environment variable that sets libgomp's wait policy (see the `epaminondas` binary's
-/// `sleep_idle_openmp_threads`).
+/// The environment variable that sets libgomp's wait policy, read once when libtorch loads:
+/// `passive` puts idle threads to sleep at once (self-play on 2 cores kept 0.9 of its speed
+/// beside a busy process, where spinning threads kept 0.34, but ran 0.7 times as fast quiet;
+/// docs/performance.md), so the default stays libgomp's.
 pub const WAIT_POLICY: &str = "OMP_WAIT_POLICY";
 
 /// How idle libtorch threads wait, as the environment set it when libtorch loaded.
