@@ -215,6 +215,11 @@ pub struct SelfPlayConfig {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub opponents: Vec<OpponentConfig>,
+    /// With a cluster's workers: a game played by a network more than this many generations
+    /// older than the newest is dropped (and counted) rather than trained on. Workers finish
+    /// the games they began when a new network appears, and go on playing while the learner
+    /// trains, so 1 keeps every game of the previous network.
+    pub max_network_age: u32,
 }
 
 impl Default for SelfPlayConfig {
@@ -233,6 +238,7 @@ impl Default for SelfPlayConfig {
             stall_plies: None,
             root_search: RootSearch::Puct,
             opponents: Vec::new(),
+            max_network_age: 1,
         }
     }
 }

@@ -15,6 +15,8 @@
 //! - [`selfplay`]: many games in lockstep sharing one network batch.
 //! - [`train`]: losses, optimiser, training steps.
 //! - [`coach`]: the generation loop over a resumable run directory, metrics, observers.
+//! - [`cluster`]: self-play on many machines through a NATS server: the learner's game source
+//!   and the workers.
 //! - [`distill`]: a smaller network taught a trained one's priors and values, resumable.
 //! - [`plot`]: SVG pictures of a run's progress.
 //! - [`bench`]: the benchmark behind `epaminondas bench`.
@@ -25,6 +27,7 @@
 pub mod arena;
 pub mod bench;
 pub mod cli;
+pub mod cluster;
 pub mod coach;
 pub mod config;
 pub mod distill;

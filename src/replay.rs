@@ -201,6 +201,16 @@ impl Reader<'_> {
     }
 }
 
+/// The samples of a chunk held in memory (a game sent over the network); `origin` names it in
+/// errors.
+pub fn decode_samples(
+    bytes: &[u8],
+    rules: &Rules,
+    origin: &str,
+) -> Result<Vec<Sample>, ReplayError> {
+    decode_chunk(bytes, rules, Path::new(origin))
+}
+
 fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>, ReplayError> {
     let corrupt = |problem: String| ReplayError::Corrupt { path: path.to_path_buf(), problem };
     let mut r = Reader { bytes, at: 0, path };

@@ -392,15 +392,38 @@ pub struct FinishedGame {
     pub index: usize,
     pub record: GameRecord,
     pub samples: Vec<Sample>,
+    /// Its search simulations (0 for a game read back from a journal).
+    pub simulations: u64,
 }
 
+/// The name self-play records give the network that played: `self-play:gen-N`, N the
+/// generation of its checkpoint.
+pub fn network_name(checkpoint_generation: u32) -> String {
+    format!("{NETWORK_NAME_PREFIX}gen-{checkpoint_generation:06}")
+}
+
+/// How every [`network_name`] begins, and no opponent's spec does.
+const NETWORK_NAME_PREFIX: &str = "self-play:";
+
 impl SelfPlayOutput {
+    /// The output of `games` played elsewhere (by a cluster's workers, with networks of
+    /// several generations), with the simulations and seconds they took.
+    pub fn of_games(games: Vec<FinishedGame>, simulations: u64, seconds: f64) -> SelfPlayOutput {
+        let mut output = SelfPlayOutput::default();
+        for game in games {
+            output.add(game, &|name| name.starts_with(NETWORK_NAME_PREFIX));
+        }
+        output.stats.simulations = simulations;
+        output.stats.seconds = seconds;
+        output
+    }
+
     /// Counts `game` in, except for its search simulations (unknown for a game resumed from
-    /// disk, and not this invocation's work). `player` is the network's name in the records:
-    /// a game where only one side has it was against the opponent named on the other.
-    fn add(&mut self, game: FinishedGame, player: &str) {
+    /// disk, and not this invocation's work). `network` tells the network's name in the
+    /// records: a game where only one side has it was against the opponent named on the other.
+    fn add(&mut self, game: FinishedGame, network: &dyn Fn(&str) -> bool) {
         self.stats.plies += game.record.moves.len();
-        let against = match (game.record.white == player, game.record.black == player) {
+        let against = match (network(&game.record.white), network(&game.record.black)) {
             (true, false) => Some((true, &game.record.black)),
             (false, true) => Some((false, &game.record.white)),
             _ => None,
@@ -483,6 +506,32 @@ pub fn play_games<E>(
     on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
+    let session = Session { rules, search, config, seed, player_name };
+    play_games_while(evaluator, &session, resumed, &|| true, on_game, on_progress)
+}
+
+/// What every game of a [`play_games_while`] shares: the rules, the search and self-play
+/// settings, the seed its games' seeds come from, and the network's name in their records.
+pub struct Session<'a> {
+    pub rules: Rules,
+    pub search: &'a SearchConfig,
+    pub config: &'a SelfPlayConfig,
+    pub seed: u64,
+    pub player_name: &'a str,
+}
+
+/// [`play_games`], except that a new game starts only while `keep_starting` says so: once it
+/// says no, the games under way are finished and no others begun (a cluster worker stops so
+/// when a newer network appears, and loses no game it had begun).
+pub fn play_games_while<E>(
+    evaluator: &mut dyn Evaluator,
+    session: &Session,
+    resumed: Vec<FinishedGame>,
+    keep_starting: &dyn Fn() -> bool,
+    on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
+    on_progress: &mut dyn FnMut(&SelfPlayProgress),
+) -> Result<SelfPlayOutput, E> {
+    let Session { rules, search, config, seed, player_name } = *session;
     let started_at = Instant::now();
     let mut reported_at = started_at;
     let total = config.games_per_generation;
@@ -507,7 +556,7 @@ pub fn play_games<E>(
         ),
     });
     let mut to_play = (0..total).filter(|index| !done.contains(index));
-    let games_to_play = to_play.clone().count();
+    let games_to_play = total - done.iter().filter(|&&index| index < total).count();
     let new_game = |index: usize| {
         (
             index,
@@ -520,8 +569,11 @@ pub fn play_games<E>(
             ),
         )
     };
-    let mut games: Vec<(usize, Game)> =
-        to_play.by_ref().take(config.parallel_games).map(new_game).collect();
+    let mut games: Vec<(usize, Game)> = if keep_starting() {
+        to_play.by_ref().take(config.parallel_games).map(new_game).collect()
+    } else {
+        Vec::new()
+    };
     while !games.is_empty() {
         let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
         // Replace finished games (in place, so the batch stays full).
@@ -529,15 +581,17 @@ pub fn play_games<E>(
             if !finished[i] {
                 continue;
             }
-            let (index, game) = match to_play.next() {
+            let next = if keep_starting() { to_play.next() } else { None };
+            let (index, game) = match next {
                 Some(next) => std::mem::replace(&mut games[i], new_game(next)),
                 None => games.swap_remove(i),
             };
-            simulations += game.simulations;
+            let game_simulations = game.simulations;
+            simulations += game_simulations;
             finished_plies += game.moves.len();
             finished_here += 1;
             let (record, samples) = game.finish(player_name);
-            let game = FinishedGame { index, record, samples };
+            let game = FinishedGame { index, record, samples, simulations: game_simulations };
             on_game(&game, finished_games.len() + 1)?;
             finished_games.push(game);
         }
@@ -606,7 +660,7 @@ pub fn play_games<E>(
         .map(|(spec, _)| OpponentTally { name: spec.text.clone(), ..OpponentTally::default() })
         .collect();
     for game in finished_games {
-        output.add(game, player_name);
+        output.add(game, &|name| name == player_name);
     }
     output.stats.simulations = simulations;
     output.stats.seconds = started_at.elapsed().as_secs_f64();

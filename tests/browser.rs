@@ -9,9 +9,12 @@
 //! `EPAMINONDAS_SKIP_BROWSER=1` skips it; `EPAMINONDAS_SCREENSHOT=docs/serve.png` also saves a
 //! picture of the page mid-game (the README's screenshot is made that way).
 
+#[path = "support/apt.rs"]
+mod apt;
 #[path = "support/http_client.rs"]
 mod http_client;
 
+use apt::find_program;
 use epaminondas::game::Rules;
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{Limit, PlayerSpec};
@@ -34,13 +37,6 @@ fn say(text: &str) {
     let _ = writeln!(std::io::stderr(), "{text}");
 }
 
-fn find_program(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    names.iter().find_map(|name| {
-        std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| p.is_file())
-    })
-}
-
 fn browser_programs() -> Option<(PathBuf, PathBuf)> {
     Some((
         find_program(&["chromium", "chromium-browser", "google-chrome"])?,
@@ -48,87 +44,9 @@ fn browser_programs() -> Option<(PathBuf, PathBuf)> {
     ))
 }
 
-/// Runs a command to completion or kills it at the deadline; the error says which and why.
-fn run_until(command: &mut Command, deadline: Instant) -> Result<(), String> {
-    let shown = format!("{command:?}");
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {shown}: {e}"))?;
-    loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            if status.success() {
-                return Ok(());
-            }
-            let mut stderr = String::new();
-            let _ = std::io::Read::read_to_string(
-                &mut child.stderr.take().expect("piped"),
-                &mut stderr,
-            );
-            let tail: String = stderr.lines().rev().take(3).collect::<Vec<_>>().join(" / ");
-            return Err(format!("{shown} failed ({status}): {tail}"));
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{shown} took longer than the test allows"));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 /// Chromium and chromedriver, installed with apt-get if need be.
 fn ensure_browser() -> Result<(PathBuf, PathBuf), String> {
-    if let Some(found) = browser_programs() {
-        return Ok(found);
-    }
-    if find_program(&["apt-get"]).is_none() {
-        return Err(
-            "chromium and chromedriver are not installed and there is no apt-get to install them"
-                .into(),
-        );
-    }
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0");
-    let sudo = !root
-        && Command::new("sudo")
-            .args(["-n", "true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-    if !root && !sudo {
-        return Err("chromium and chromedriver are not installed, and installing them needs root or passwordless sudo".into());
-    }
-    let apt = |args: &[&str]| {
-        let mut command = if sudo { Command::new("sudo") } else { Command::new("apt-get") };
-        if sudo {
-            command.args(["-n", "apt-get"]);
-        }
-        command.args(args).env("DEBIAN_FRONTEND", "noninteractive");
-        command
-    };
-    say("browser test: installing chromium and chromium-driver with apt-get (once) ...");
-    let deadline = Instant::now() + INSTALL_BUDGET;
-    run_until(&mut apt(&["update", "-qq"]), deadline)?;
-    run_until(
-        &mut apt(&[
-            "install",
-            "-y",
-            "-qq",
-            "--no-install-recommends",
-            "chromium",
-            "chromium-driver",
-        ]),
-        deadline,
-    )?;
-    browser_programs().ok_or_else(|| {
-        "apt-get installed chromium-driver but chromium or chromedriver is still not on PATH".into()
-    })
+    apt::ensure(&["chromium", "chromium-driver"], INSTALL_BUDGET, browser_programs)
 }
 
 /// A chromedriver process and one browser session in it; both end when this is dropped.

@@ -10,6 +10,7 @@ mod review;
 mod rules_cmds;
 mod serve;
 mod train;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -34,6 +35,8 @@ pub struct Cli {
 pub enum Command {
     /// Trains an agent by self-play in a run directory (creates or resumes it).
     Train(train::TrainArgs),
+    /// Plays self-play games for a learner (`train --cluster`) through a NATS server.
+    Worker(worker::WorkerArgs),
     /// Teaches a smaller network a trained one's move priors and values (creates or resumes).
     Distill(distill::DistillArgs),
     /// Plays a match between two players: score, Elo with a 95% interval, optional SPRT.
@@ -85,6 +88,7 @@ pub struct PlotArgs {
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Train(args) => train::train(args),
+        Command::Worker(args) => worker::worker(args),
         Command::Distill(args) => distill::distill(args),
         Command::Match(args) => arena::run_match(args),
         Command::Tournament(args) => arena::tournament(args),

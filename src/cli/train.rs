@@ -45,6 +45,15 @@ pub struct TrainArgs {
     /// window as broad as the source's from its first generation.
     #[arg(long, value_name = "STEPS", requires = "pretrain_on")]
     pub pretrain_steps: Option<u32>,
+    /// Takes the games from workers (`epaminondas worker`) through this NATS server with
+    /// JetStream, nats://HOST:PORT (tls://HOST:PORT for TLS), instead of playing them here.
+    #[arg(long, value_name = "URL")]
+    pub cluster: Option<String>,
+    #[command(flatten)]
+    pub auth: super::worker::ClusterAuth,
+    /// With --cluster: workers to run in this process beside the learner.
+    #[arg(long, default_value_t = 0, requires = "cluster")]
+    pub local_workers: usize,
 }
 
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
@@ -217,6 +226,25 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         run.config.run.threads(),
         crate::nn::wait_policy()
     );
-    run.train(args.generations, &progress)?;
+    match &args.cluster {
+        None => run.train(args.generations, &progress)?,
+        Some(url) => {
+            let host = super::worker::host_name();
+            let options = args.auth.options(url, &format!("learner {host}"))?;
+            let cluster = crate::cluster::Cluster::connect(&options)?;
+            for i in 0..args.local_workers {
+                let options = options.clone();
+                let settings = crate::cluster::worker::WorkerSettings {
+                    name: format!("{host}-local{i}"),
+                    ..Default::default()
+                };
+                std::thread::Builder::new()
+                    .name(format!("worker-{i}"))
+                    .spawn(move || crate::cluster::worker::run(&options, &settings))?;
+            }
+            let mut games = crate::cluster::learner::ClusterGames::new(cluster);
+            run.train_with(args.generations, &mut games, &progress)?;
+        }
+    }
     Ok(())
 }

@@ -37,6 +37,9 @@ pub enum RunError {
     NotADistillation { dir: PathBuf, found: String },
     #[error("teacher {path}: {problem}")]
     Teacher { path: PathBuf, problem: String },
+    /// The games of a source other than this process's self-play (a cluster's workers).
+    #[error("{0}")]
+    Games(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Turns an I/O error on `path` into a [`RunError`].

@@ -86,6 +86,7 @@ impl Journal {
                     index,
                     record,
                     samples: read_samples(&self.path(index, "bin"), &self.rules)?,
+                    simulations: 0,
                 })
             })
             .collect()

@@ -177,6 +177,73 @@ pub struct PretrainingReport {
     pub seconds: f64,
 }
 
+/// Where a generation's games come from: self-play in this process ([`LocalSelfPlay`]), or
+/// the workers of a cluster (`crate::cluster`).
+pub trait GameSource {
+    /// The games of `generation`, played by `network` (the newest; a source may also take
+    /// games of a few generations before), each saved to the generation's journal as it comes,
+    /// so that a stopped generation resumes with them.
+    fn games(
+        &mut self,
+        run: &Run,
+        generation: &Generation,
+        network: &Network,
+        observer: &dyn Observer,
+    ) -> Result<selfplay::SelfPlayOutput, RunError>;
+
+    /// Told once the run has committed the generation whose games it gave last.
+    fn committed(&mut self, _run: &Run, _observer: &dyn Observer) -> Result<(), RunError> {
+        Ok(())
+    }
+}
+
+/// The generation's self-play games with the newest network, played here.
+pub struct LocalSelfPlay;
+
+impl GameSource for LocalSelfPlay {
+    fn games(
+        &mut self,
+        run: &Run,
+        generation: &Generation,
+        network: &Network,
+        observer: &dyn Observer,
+    ) -> Result<selfplay::SelfPlayOutput, RunError> {
+        let config = &run.config;
+        let number = generation.number;
+        let resumed = generation.journal.finished_games()?;
+        if !resumed.is_empty() {
+            observer.message(&format!(
+                "generation {number}: {} games were finished before the stop; playing the rest",
+                resumed.len()
+            ));
+        }
+        observer.selfplay_started(number, config.selfplay.games_per_generation);
+        observer.game_finished(resumed.len());
+        // A fresh copy (and cache) each generation: the network trained since the last one.
+        // Self-play may search in bf16; training stays in f32.
+        let mut evaluator =
+            CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
+        let player = selfplay::network_name(number - 1);
+        let mut saved = |game: &selfplay::FinishedGame, done: usize| -> Result<(), RunError> {
+            generation.journal.save(game)?;
+            generation.save_time()?;
+            observer.game_finished(done);
+            Ok(())
+        };
+        selfplay::play_games(
+            &mut evaluator,
+            generation.rules,
+            &config.search,
+            &config.selfplay,
+            generation.seed,
+            &player,
+            resumed,
+            &mut saved,
+            &mut |progress| observer.selfplay_progress(progress),
+        )
+    }
+}
+
 /// A run directory and its loaded state.
 pub struct Run {
     pub dir: PathBuf,
@@ -217,11 +284,11 @@ impl Clock {
 
 /// The generation being made: its number, its seed, the rules its self-play plays under (see
 /// [`Config::rules_for`]), and its journal.
-struct Generation {
-    number: u32,
-    seed: u64,
-    rules: crate::game::Rules,
-    journal: journal::Journal,
+pub struct Generation {
+    pub number: u32,
+    pub seed: u64,
+    pub rules: crate::game::Rules,
+    pub journal: journal::Journal,
     /// When this invocation began it, and the time earlier invocations had spent on it.
     started: Instant,
     carried: f64,
@@ -243,7 +310,7 @@ impl Generation {
     }
 
     /// Saves the time spent on the generation so far, so a stop loses none of it.
-    fn save_time(&self) -> Result<(), RunError> {
+    pub fn save_time(&self) -> Result<(), RunError> {
         self.journal.save_seconds(self.carried + self.started.elapsed().as_secs_f64())
     }
 }
@@ -485,11 +552,22 @@ impl Run {
         &self.metrics
     }
 
-    /// Runs generations until `target` generations exist (None: the config's count, or forever).
-    /// Each generation is a few named steps, as in AlphaZero: a match against a fixed opponent
-    /// (with `[matches]`), self-play with the newest network, training on the replay window,
-    /// the checkpoint, and the commit of the generation; the newest checkpoint is rated when due.
+    /// Runs generations until `target` generations exist (None: the config's count, or forever),
+    /// with self-play in this process.
     pub fn train(&mut self, target: Option<u32>, observer: &dyn Observer) -> Result<(), RunError> {
+        self.train_with(target, &mut LocalSelfPlay, observer)
+    }
+
+    /// [`Run::train`] with the games from `source`. Each generation is a few named steps, as
+    /// in AlphaZero: a match against a fixed opponent (with `[matches]`), the games of the
+    /// newest network, training on the replay window, the checkpoint, and the commit of the
+    /// generation; the newest checkpoint is rated when due.
+    pub fn train_with(
+        &mut self,
+        target: Option<u32>,
+        source: &mut dyn GameSource,
+        observer: &dyn Observer,
+    ) -> Result<(), RunError> {
         let target = target.or(self.config.run.generations);
         let mut learner = self.resume(observer)?;
         if target.is_some_and(|t| t <= self.state.generation) {
@@ -504,11 +582,12 @@ impl Run {
                 &mut learner.clock,
             )?;
             self.play_match(&generation, &mut learner, observer)?;
-            let games = self.self_play(&generation, &learner.network, observer)?;
+            let games = source.games(self, &generation, &learner.network, observer)?;
             self.store_games(&generation, &games)?;
             let trained = self.learn(&generation, &mut learner, games.samples, observer)?;
             self.save_networks(&generation, &learner)?;
             let row = self.commit(generation, &games.stats, &trained, &learner)?;
+            source.committed(self, observer)?;
             self.rate_if_due(observer)?;
             observer.generation_finished(
                 self.metrics.last().expect("just committed"),
@@ -603,49 +682,6 @@ impl Run {
         learner.match_rows.retain(|row| row.generation < number);
         learner.match_rows.push(played.row);
         Ok(())
-    }
-
-    /// The generation's self-play games with the newest network, each saved to the journal as
-    /// it finishes (a stopped generation resumes with them).
-    fn self_play(
-        &self,
-        generation: &Generation,
-        network: &Network,
-        observer: &dyn Observer,
-    ) -> Result<selfplay::SelfPlayOutput, RunError> {
-        let config = &self.config;
-        let number = generation.number;
-        let resumed = generation.journal.finished_games()?;
-        if !resumed.is_empty() {
-            observer.message(&format!(
-                "generation {number}: {} games were finished before the stop; playing the rest",
-                resumed.len()
-            ));
-        }
-        observer.selfplay_started(number, config.selfplay.games_per_generation);
-        observer.game_finished(resumed.len());
-        // A fresh copy (and cache) each generation: the network trained since the last one.
-        // Self-play may search in bf16; training stays in f32.
-        let mut evaluator =
-            CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
-        let player = format!("self-play:gen-{:06}", number - 1);
-        let mut saved = |game: &selfplay::FinishedGame, done: usize| -> Result<(), RunError> {
-            generation.journal.save(game)?;
-            generation.save_time()?;
-            observer.game_finished(done);
-            Ok(())
-        };
-        selfplay::play_games(
-            &mut evaluator,
-            generation.rules,
-            &config.search,
-            &config.selfplay,
-            generation.seed,
-            &player,
-            resumed,
-            &mut saved,
-            &mut |progress| observer.selfplay_progress(progress),
-        )
     }
 
     /// The generation's samples and game records, in the run's replay and games folders.

@@ -1,0 +1,218 @@
+//! A worker: plays self-play games with the run's newest network, with the same code as the
+//! trainer's own self-play, and publishes each as it finishes. When a newer network appears
+//! it starts no new game, finishes those under way, and goes on with the new one. It needs no
+//! shared filesystem, and keeps trying (saying why) while the server cannot be reached.
+
+use super::message::{GameHeader, GameMessage, NetworkNotice};
+use super::{Cluster, ClusterError, ClusterOptions};
+use crate::config::Config;
+use crate::evaluator::CachedEvaluator;
+use crate::nn::{configure_threads, DeviceChoice, Network, Precision};
+use crate::selfplay::{self, FinishedGame, SelfPlayProgress, Session};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What a worker is told on its command line.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerSettings {
+    /// The name its games carry (default: the host's name).
+    pub name: String,
+    /// Override the run config's device, precision and thread count.
+    pub device: Option<DeviceChoice>,
+    pub precision: Option<Precision>,
+    pub threads: Option<usize>,
+}
+
+/// What the watch of new networks has seen.
+enum Watched {
+    Nothing,
+    Notice(NetworkNotice),
+    /// The watch ended (the connection was closed): networks to come would go unseen.
+    Ended,
+}
+
+/// How often a worker says where it stands.
+const REPORT_EVERY: Duration = Duration::from_secs(20);
+
+/// Runs a worker until the process is stopped, trying again after any error: a server that is
+/// down or restarting, wrong credentials (which an operator may fix while it waits), a learner
+/// not yet started.
+pub fn run(options: &ClusterOptions, settings: &WorkerSettings) -> ! {
+    // A nonce per process, so that a restarted worker's game ids never repeat its earlier ones.
+    let id = format!("{}-{:08x}", settings.name, rand::random::<u32>());
+    let mut published = 0;
+    let mut delay = Duration::from_secs(1);
+    loop {
+        let Err(error) = work(options, settings, &id, &mut published);
+        let wait = if error.is_transient() { delay } else { delay.max(Duration::from_secs(30)) };
+        eprintln!("worker {}: {error}; trying again in {} s", settings.name, wait.as_secs());
+        std::thread::sleep(wait);
+        delay = (delay * 2).min(Duration::from_secs(30));
+    }
+}
+
+/// One connection's work: networks one after another, until something fails.
+fn work(
+    options: &ClusterOptions,
+    settings: &WorkerSettings,
+    id: &str,
+    published: &mut u64,
+) -> Result<std::convert::Infallible, ClusterError> {
+    let cluster = Cluster::connect(options)?;
+    eprintln!("worker {}: connected to {}", settings.name, cluster.url());
+    // The newest notice the server has sent since the watch began (in the order published).
+    let newest: Arc<Mutex<Watched>> = Arc::new(Mutex::new(Watched::Nothing));
+    let seen = Arc::clone(&newest);
+    cluster.watch_networks(move |notice| {
+        *seen.lock().expect("the lock is never poisoned") = match notice {
+            Some(notice) => Watched::Notice(notice),
+            None => Watched::Ended,
+        };
+    })?;
+    let mut said_at = Instant::now();
+    loop {
+        let (Some(notice), Some(run)) = (cluster.newest_network()?, cluster.run()?) else {
+            if said_at.elapsed() >= REPORT_EVERY {
+                said_at = Instant::now();
+                eprintln!("worker {}: waiting for the learner to publish a network", settings.name);
+            }
+            std::thread::sleep(Duration::from_secs(1));
+            continue;
+        };
+        if notice.run != run.run {
+            // The learner is between runs: its config and network come one after the other.
+            std::thread::sleep(Duration::from_secs(1));
+            continue;
+        }
+        {
+            let mut watched = newest.lock().expect("the lock is never poisoned");
+            match *watched {
+                Watched::Ended => return Err(ClusterError::WatchEnded),
+                // One published before the watch began is the newest until it sees another.
+                Watched::Nothing => *watched = Watched::Notice(notice.clone()),
+                Watched::Notice(_) => {}
+            }
+        }
+        let mut config = run.config()?;
+        config.run.device = settings.device.unwrap_or(config.run.device);
+        config.run.precision = settings.precision.unwrap_or(config.run.precision);
+        config.run.threads = settings.threads.or(config.run.threads);
+        play_with(&cluster, &config, &notice, &newest, settings, id, published)?;
+    }
+}
+
+/// Plays with the network of `notice` until a newer one is announced, publishing every game.
+fn play_with(
+    cluster: &Cluster,
+    config: &Config,
+    notice: &NetworkNotice,
+    newest: &Mutex<Watched>,
+    settings: &WorkerSettings,
+    id: &str,
+    published: &mut u64,
+) -> Result<(), ClusterError> {
+    let threads = config.run.threads();
+    configure_threads(threads);
+    // Only the first configuration of rayon's global pool counts.
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global();
+    let device = config.run.device.resolve()?;
+    let weights = cluster.download_network(&notice.object)?;
+    let network = load_network(&weights, device, &format!("{id}-{}", notice.object))?;
+    let mut evaluator =
+        CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
+    let rules = config.rules_for(notice.version + 1);
+    eprintln!(
+        "worker {}: playing with network {} on {}x{} ({threads} threads)",
+        settings.name, notice.object, rules.width, rules.height
+    );
+    let mut selfplay_config = config.selfplay.clone();
+    // Games go on until a new network comes; the count only numbers them.
+    selfplay_config.games_per_generation = usize::MAX / 2;
+    let player = selfplay::network_name(notice.version);
+    let session = Session {
+        rules,
+        search: &config.search,
+        config: &selfplay_config,
+        seed: rand::random(),
+        player_name: &player,
+    };
+    let start_count = *published;
+    let keep_starting = || matches!(&*newest.lock().expect("the lock is never poisoned"), Watched::Notice(n) if n == notice);
+    let started_at = Instant::now();
+    let mut reported_at = Instant::now();
+    let mut on_game = |game: &FinishedGame, _done: usize| -> Result<(), ClusterError> {
+        let message = GameMessage {
+            header: GameHeader {
+                run: notice.run.clone(),
+                worker: id.to_string(),
+                serial: *published,
+                network: notice.version,
+                simulations: game.simulations,
+                seconds: started_at.elapsed().as_secs_f64(),
+            },
+            record: game.record.clone(),
+            samples: game.samples.clone(),
+        };
+        publish(cluster, &message, &settings.name);
+        *published += 1;
+        Ok(())
+    };
+    let mut on_progress = |progress: &SelfPlayProgress| {
+        if reported_at.elapsed() >= REPORT_EVERY {
+            reported_at = Instant::now();
+            eprintln!(
+                "worker {}: network {}: {} games published in all, {:.0} sims/s",
+                settings.name,
+                notice.object,
+                start_count + progress.games_done as u64,
+                progress.simulations_per_second()
+            );
+        }
+    };
+    selfplay::play_games_while(
+        &mut evaluator,
+        &session,
+        Vec::new(),
+        &keep_starting,
+        &mut on_game,
+        &mut on_progress,
+    )?;
+    Ok(())
+}
+
+/// Publishes a game, trying again until the server has it: the games under way wait meanwhile,
+/// and the game's id makes a repeat harmless. A game the server can never take is dropped,
+/// with the reason.
+fn publish(cluster: &Cluster, message: &GameMessage, name: &str) {
+    let mut delay = Duration::from_millis(500);
+    loop {
+        match cluster.publish_game(message) {
+            Ok(()) => return,
+            Err(error @ ClusterError::TooLarge { .. }) => {
+                eprintln!("worker {name}: game {} dropped: {error}", message.id());
+                return;
+            }
+            Err(error) => {
+                eprintln!(
+                    "worker {name}: {error}; publishing again in {:.1} s",
+                    delay.as_secs_f64()
+                );
+                std::thread::sleep(delay);
+                delay = (delay * 2).min(Duration::from_secs(30));
+            }
+        }
+    }
+}
+
+/// A network from the bytes of a checkpoint file (`name` unique to this worker).
+fn load_network(weights: &[u8], device: tch::Device, name: &str) -> Result<Network, ClusterError> {
+    let path =
+        std::env::temp_dir().join(format!("epaminondas-{}-{name}.safetensors", std::process::id()));
+    crate::util::write_atomically(&path, weights).map_err(|e| ClusterError::Server {
+        action: format!("keeping network {name} on disk"),
+        problem: e.to_string(),
+    })?;
+    let loaded = Network::load(&path, device);
+    let _ = std::fs::remove_file(&path);
+    Ok(loaded?.0)
+}

@@ -1,0 +1,399 @@
+//! The cluster end to end: a real `nats-server` with JetStream, a learner (`train --cluster`)
+//! and workers (`worker`) as processes of the built binary. Workers and the learner are killed
+//! with SIGKILL mid-run and the learner restarted; every generation must then be committed once
+//! with its number of games, each game taken once, and the games played by the workers.
+//!
+//! What it needs: `nats-server` (Debian's package of that name). When it is missing the test
+//! installs it with apt-get (as root, or through passwordless sudo); when it cannot be had the
+//! tests pass after printing `SKIPPED` and the reason.
+
+#[path = "support/apt.rs"]
+mod apt;
+
+use epaminondas::cluster::message::{GameHeader, GameMessage};
+use epaminondas::cluster::{Cluster, ClusterOptions};
+use epaminondas::game::{GameRecord, Position, Rules};
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_epaminondas");
+
+fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// The nats-server program, installed if need be; None (said) when it cannot be had.
+fn nats_server() -> Option<PathBuf> {
+    match apt::ensure(&["nats-server"], Duration::from_secs(120), || {
+        apt::find_program(&["nats-server"])
+    }) {
+        Ok(program) => Some(program),
+        Err(problem) => {
+            say(&format!("SKIPPED: the cluster tests need nats-server: {problem}"));
+            None
+        }
+    }
+}
+
+/// A nats-server with JetStream on a free local port, its store in a folder of its own; it is
+/// killed when dropped.
+struct Server {
+    process: Child,
+    port: u16,
+    _store: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(program: &Path, extra: &[&str]) -> Server {
+        let store = tempfile::tempdir().unwrap();
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let process = Command::new(program)
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(store.path())
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let ready = Instant::now() + Duration::from_secs(15);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < ready, "nats-server did not listen on port {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Server { process, port, _store: store }
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+/// A process of the binary whose stderr is collected (and echoed when the test fails).
+struct Program {
+    child: Child,
+    output: Arc<Mutex<String>>,
+}
+
+impl Program {
+    fn start(args: &[&str], env: &[(&str, &str)]) -> Program {
+        let mut child = Command::new(BINARY)
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let output = Arc::new(Mutex::new(String::new()));
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let output = Arc::clone(&output);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let mut output = output.lock().unwrap();
+                    output.push_str(&line);
+                    output.push('\n');
+                }
+            });
+        }
+        Program { child, output }
+    }
+
+    fn output(&self) -> String {
+        self.output.lock().unwrap().clone()
+    }
+
+    /// SIGKILL: nothing of the process runs after it.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn wait_until(&mut self, what: &str, limit: Duration, done: impl Fn(&Program) -> bool) {
+        let deadline = Instant::now() + limit;
+        while !done(self) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                if !done(self) {
+                    panic!("the process ended ({status}) before {what}:\n{}", self.output());
+                }
+                return;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for {what}:\n{}", self.output());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Waits for the process to end by itself.
+    fn finish(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                std::thread::sleep(Duration::from_millis(200)); // the last lines of its output
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for it to end:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Publishes bytes on the games stream's subject, as a faulty or hostile client could.
+fn publish_raw(server: &Server, payload: &'static [u8]) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = async_nats::connect(server.url()).await.unwrap();
+        let jetstream = async_nats::jetstream::new(client);
+        jetstream.publish("epaminondas.games", payload.into()).await.unwrap().await.unwrap();
+    });
+}
+
+fn smoke_config() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/smoke.toml")
+}
+
+/// Generations committed so far (rows of metrics.csv).
+fn committed(run: &Path) -> usize {
+    std::fs::read_to_string(run.join("metrics.csv"))
+        .map_or(0, |text| text.lines().count().saturating_sub(1))
+}
+
+fn worker(server: &Server, name: &str) -> Program {
+    Program::start(&["worker", "--cluster", &server.url(), "--name", name, "--threads", "1"], &[])
+}
+
+fn learner(server: &Server, run: &Path, generations: u32) -> Program {
+    Program::start(
+        &[
+            "train",
+            "--config",
+            smoke_config().to_str().unwrap(),
+            "--run",
+            run.to_str().unwrap(),
+            "--cluster",
+            &server.url(),
+            "--generations",
+            &generations.to_string(),
+        ],
+        &[],
+    )
+}
+
+#[test]
+fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() {
+    let Some(program) = nats_server() else { return };
+    let server = Server::start(&program, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let generations = 5;
+
+    // A game that does not read, and one of another run, waiting before any other: refused,
+    // counted, never trained on.
+    let options = ClusterOptions { url: server.url(), ..Default::default() };
+    let cluster = Cluster::connect(&options).unwrap();
+    cluster.prepare().unwrap();
+    let record = GameRecord::new("x", "y", Position::start(Rules::default()).unwrap(), Vec::new());
+    let foreign = GameMessage {
+        header: GameHeader {
+            run: "another-run".into(),
+            worker: "stranger".into(),
+            serial: 0,
+            network: 0,
+            simulations: 0,
+            seconds: 0.0,
+        },
+        record,
+        samples: Vec::new(),
+    };
+    cluster.publish_game(&foreign).unwrap();
+    publish_raw(&server, b"not a game");
+
+    let mut first = worker(&server, "first");
+    let mut second = worker(&server, "second");
+    let mut learning = learner(&server, &run, generations);
+    learning.wait_until("generation 1", Duration::from_secs(120), |_| committed(&run) >= 1);
+
+    // A worker killed mid-run loses only its unfinished games.
+    first.kill();
+    let mut third = worker(&server, "third");
+    learning.wait_until("a game of generation 3 in the journal", Duration::from_secs(120), |_| {
+        std::fs::read_dir(run.join("selfplay/gen-000003")).is_ok_and(|entries| {
+            entries.filter_map(Result::ok).any(|e| {
+                e.file_name().to_string_lossy().ends_with(".txt")
+                    && e.file_name().to_string_lossy().starts_with("game-")
+            })
+        })
+    });
+    // The learner killed mid-generation: restarted, it takes the generation's journal and the
+    // games it had not acknowledged, and counts none of them twice.
+    learning.kill();
+    let mut learning = learner(&server, &run, generations);
+    let status = learning.finish(Duration::from_secs(180));
+    assert!(status.success(), "the restarted learner failed:\n{}", learning.output());
+    second.kill();
+    third.kill();
+
+    // Every generation committed once, with its number of games.
+    let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = metrics.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let numbers: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(numbers, ["1", "2", "3", "4", "5"], "{metrics}");
+    assert!(rows.iter().all(|r| r[1] == "4"), "every generation holds 4 games:\n{metrics}");
+    // Each game taken once, all played by the workers.
+    let mut ids = HashSet::new();
+    let mut by_worker: BTreeMap<String, usize> = BTreeMap::new();
+    for generation in 1..=generations {
+        let path = run.join("games").join(format!("gen-{generation:06}.txt"));
+        let records = GameRecord::parse_all(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(records.len(), 4, "{}", path.display());
+        for record in records {
+            let id = epaminondas::cluster::learner::game_id_of(&record).unwrap().to_string();
+            assert!(ids.insert(id.clone()), "game {id} was taken twice");
+            let worker = epaminondas::cluster::learner::worker_of(&record).unwrap();
+            let name = worker.split('-').next().unwrap().to_string();
+            assert!(["first", "second", "third"].contains(&name.as_str()), "{worker}");
+            *by_worker.entry(name).or_default() += 1;
+        }
+    }
+    assert!(by_worker.len() >= 2, "games of one worker only: {by_worker:?}");
+    // The refused games are counted in cluster.csv.
+    let table = std::fs::read_to_string(run.join("cluster.csv")).unwrap();
+    let refused: usize = table
+        .lines()
+        .skip(1)
+        .map(|line| line.split(',').nth(5).unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(refused, 2, "{table}");
+}
+
+#[test]
+fn a_worker_with_wrong_credentials_or_no_server_says_why_and_keeps_trying() {
+    let Some(program) = nats_server() else { return };
+    let server = Server::start(&program, &["--user", "learner", "--pass", "right"]);
+    let mut refused = Program::start(
+        &["worker", "--cluster", &server.url(), "--user", "learner", "--name", "w"],
+        &[("EPAMINONDAS_NATS_PASSWORD", "wrong")],
+    );
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut unreachable = Program::start(
+        &["worker", "--cluster", &format!("nats://127.0.0.1:{port}"), "--name", "w"],
+        &[],
+    );
+    for (worker, why) in
+        [(&mut refused, "refused the credentials"), (&mut unreachable, "cannot connect")]
+    {
+        worker.wait_until(why, Duration::from_secs(30), |p| {
+            let out = p.output();
+            out.contains(why) && out.contains("trying again")
+        });
+        assert!(
+            worker.child.try_wait().unwrap().is_none(),
+            "the worker stopped:\n{}",
+            worker.output()
+        );
+        assert!(!worker.output().contains("panicked"), "{}", worker.output());
+    }
+    // Without a password at all, the worker says what it needs.
+    let mut missing =
+        Program::start(&["worker", "--cluster", &server.url(), "--user", "learner"], &[]);
+    let status = missing.finish(Duration::from_secs(20));
+    assert!(!status.success());
+    assert!(missing.output().contains("EPAMINONDAS_NATS_PASSWORD"), "{}", missing.output());
+}
+
+/// A game of `plies` first legal moves on `rules`, with a sample at each position.
+fn message_of(rules: Rules, plies: usize) -> GameMessage {
+    let start = Position::start(rules).unwrap();
+    let (mut position, mut moves) = (start, Vec::new());
+    for _ in 0..plies {
+        let mv = position.legal_moves()[0];
+        position = position.play(mv).unwrap();
+        moves.push(mv);
+    }
+    let record = GameRecord::new("self-play:gen-000001", "self-play:gen-000001", start, moves);
+    let samples = record
+        .positions()
+        .into_iter()
+        .map(|position| epaminondas::replay::Sample {
+            position,
+            policy: vec![(0, 1.0)],
+            outcome: 0,
+            searched: None,
+        })
+        .collect();
+    GameMessage {
+        header: GameHeader {
+            run: "r".into(),
+            worker: "w-1".into(),
+            serial: 3,
+            network: 1,
+            simulations: 100,
+            seconds: 1.5,
+        },
+        record,
+        samples,
+    }
+}
+
+#[test]
+fn game_messages_read_back_and_bad_ones_are_refused_with_the_reason() {
+    let rules = Rules { ply_cap: Some(40), ..Rules::default() };
+    let message = message_of(rules, 6);
+    let bytes = message.encode();
+    assert_eq!(GameMessage::decode(&bytes, &rules).unwrap(), message);
+    assert_eq!(message.id(), "w-1-3");
+    // A curriculum stage's board reads under the run's rules.
+    let small = message_of(Rules { width: 8, height: 8, ..rules }, 4);
+    assert_eq!(GameMessage::decode(&small.encode(), &rules).unwrap(), small);
+
+    let refused = |bytes: &[u8], why: &str| {
+        let error = GameMessage::decode(bytes, &rules).unwrap_err().to_string();
+        assert!(error.contains(why), "{error:?} should say {why:?}");
+    };
+    refused(b"not a game", "bad magic");
+    for cut in [10, 30, bytes.len() - 5] {
+        refused(&bytes[..cut], "");
+    }
+    let mut header = bytes.clone();
+    header[12] = b'!';
+    refused(&header, "its header");
+    let stones = message_of(Rules { stones: true, ..rules }, 0);
+    refused(&stones.encode(), "other rules");
+    // Samples of another board than the record's.
+    let mut mixed = b"EPAMGAM1".to_vec();
+    for part in
+        [serde_json::to_vec(&message.header).unwrap(), message.record.to_string().into_bytes()]
+    {
+        mixed.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        mixed.extend_from_slice(&part);
+    }
+    mixed.extend(epaminondas::replay::encode_chunk(&small.samples, small.record.start.rules()));
+    refused(&mixed, "another board");
+    // More samples than positions.
+    let mut padded = message.clone();
+    padded.samples.extend(message.samples.clone());
+    refused(&padded.encode(), "samples for a game of 6 plies");
+}
