@@ -19,8 +19,9 @@ pub struct Config {
     pub run: RunConfig,
     pub rules: Rules,
     pub network: NetworkConfig,
-    /// The search of self-play. A config's `[search]` differs from a player's defaults in one
-    /// key: `root_noise` is Dirichlet noise unless the config says otherwise.
+    /// The search of self-play. A config's `[search]` differs from a player's defaults in two
+    /// keys: `root_noise` is Dirichlet noise, and `draw_value` -0.7, unless the config says
+    /// otherwise.
     pub search: SearchConfig,
     pub selfplay: SelfPlayConfig,
     pub replay: ReplayConfig,
@@ -50,6 +51,12 @@ pub struct BoardStage {
     pub height: u8,
     /// The board's ply cap.
     pub ply_cap: u16,
+    /// The stage's own `[search] draw_value` and `[selfplay] stall_plies` (0: never), where
+    /// its games want other settings than the large board's; left out, those sections'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draw_value: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_plies: Option<u16>,
 }
 
 /// Keys of options since removed, with the value a run that did not use them stored: implicit
@@ -72,13 +79,24 @@ impl Default for Config {
             run: RunConfig::default(),
             rules: Rules { ply_cap: Some(DEFAULT_PLY_CAP), ..Rules::default() },
             network: NetworkConfig::default(),
-            search: SearchConfig { root_noise: RootNoise::self_play(), ..SearchConfig::default() },
+            search: SearchConfig {
+                root_noise: RootNoise::self_play(),
+                draw_value: crate::mcts::SELF_PLAY_DRAW_VALUE,
+                ..SearchConfig::default()
+            },
             selfplay: SelfPlayConfig::default(),
             replay: ReplayConfig::default(),
             training: TrainingConfig::default(),
             evaluation: EvaluationConfig::default(),
             matches: None,
-            curriculum: vec![BoardStage { until: 32, width: 8, height: 8, ply_cap: 150 }],
+            curriculum: vec![BoardStage {
+                until: 32,
+                width: 8,
+                height: 8,
+                ply_cap: 150,
+                draw_value: Some(0.0),
+                stall_plies: Some(0),
+            }],
         }
     }
 }
@@ -191,13 +209,12 @@ pub struct SelfPlayConfig {
     pub temperature_plies: u16,
     /// Up to this many uniformly random opening plies (drawn per game) for variety.
     pub random_opening_plies: u16,
-    /// Stop a game after this many plies in a row without a capture; its value targets are a
-    /// draw, as a capped game's, and its record stays unfinished. Default: off.
-    /// Late self-play games settled into shuffling: most games were capped, and their last
+    /// Stop a game after this many plies in a row without a capture (0: never); its value
+    /// targets are a draw, as a capped game's, and its record stays unfinished.
+    /// Self-play games on 14x12 settle into shuffling: most games were capped, and their last
     /// capture came near ply 100 of 300, so two thirds of their positions (and of the replay
     /// window) repeated a few moves with nothing at stake.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stall_plies: Option<u16>,
+    pub stall_plies: u16,
     /// How the root is searched: `{ kind = "puct" }` (the default) or `{ kind = "gumbel",
     /// considered = 16 }`. With Gumbel, full and fast searches both play the halving plan's
     /// choice (no Dirichlet noise, no temperature), and full searches record the improved
@@ -235,7 +252,7 @@ impl Default for SelfPlayConfig {
             temperature_end: 0.0,
             temperature_plies: 10,
             random_opening_plies: 4,
-            stall_plies: None,
+            stall_plies: 60,
             root_search: RootSearch::Puct,
             opponents: Vec::new(),
             max_network_age: 1,
@@ -571,7 +588,8 @@ impl Config {
 
     /// A config as a run stored it, which may be older than this program: runs store every
     /// key, so a key they lack did not exist when they were made. Those made before the
-    /// curriculum had none and resume without one, not with the default's 8x8 stage. Keys of
+    /// curriculum had none and resume without one, not with the default's 8x8 stage, and those
+    /// made before `stall_plies` had a default never stopped a game early. Keys of
     /// options since removed are dropped where they hold the value that meant "off" (the run
     /// never used the option), and refused by name otherwise.
     pub fn parse_stored(text: &str, origin: &str) -> Result<Config, ConfigError> {
@@ -593,6 +611,10 @@ impl Config {
             }
         }
         table.entry("curriculum").or_insert_with(|| toml::Value::Array(Vec::new()));
+        // Before stall_plies had a default, a run without it never stopped a game early.
+        if let Some(selfplay) = table.get_mut("selfplay").and_then(toml::Value::as_table_mut) {
+            selfplay.entry("stall_plies").or_insert(toml::Value::Integer(0));
+        }
         let config: Config =
             table.try_into().map_err(|e: toml::de::Error| parse_error(e.to_string()))?;
         config.validate()?;
@@ -618,7 +640,7 @@ impl Config {
     /// The rules self-play plays generation `generation` under: its curriculum stage's board,
     /// else `[rules]`.
     pub fn rules_for(&self, generation: u32) -> Rules {
-        match self.curriculum.iter().find(|stage| generation <= stage.until) {
+        match self.stage(generation) {
             Some(stage) => Rules {
                 width: stage.width,
                 height: stage.height,
@@ -627,6 +649,30 @@ impl Config {
             },
             None => self.rules,
         }
+    }
+
+    /// The search self-play of generation `generation` uses: `[search]`, with its curriculum
+    /// stage's draw value.
+    pub fn search_for(&self, generation: u32) -> SearchConfig {
+        let mut search = self.search.clone();
+        if let Some(draw_value) = self.stage(generation).and_then(|stage| stage.draw_value) {
+            search.draw_value = draw_value;
+        }
+        search
+    }
+
+    /// The self-play settings of generation `generation`: `[selfplay]`, with its curriculum
+    /// stage's quiet-game stop.
+    pub fn selfplay_for(&self, generation: u32) -> SelfPlayConfig {
+        let mut selfplay = self.selfplay.clone();
+        if let Some(stall_plies) = self.stage(generation).and_then(|stage| stage.stall_plies) {
+            selfplay.stall_plies = stall_plies;
+        }
+        selfplay
+    }
+
+    fn stage(&self, generation: u32) -> Option<&BoardStage> {
+        self.curriculum.iter().find(|stage| generation <= stage.until)
     }
 
     /// The last generation of the curriculum's stages (0 without a curriculum).
@@ -687,12 +733,6 @@ impl Config {
                 "selfplay.opponents: the shares add up to {shares}, more than all the games"
             ));
         }
-        if s.stall_plies == Some(0) {
-            return invalid(
-                "selfplay.stall_plies must be at least 1 (leave it out to never stop a game early)"
-                    .into(),
-            );
-        }
         let r = &self.replay;
         if r.min_window == 0
             || r.max_window < r.min_window
@@ -719,6 +759,12 @@ impl Config {
             rules.validate().map_err(|e| {
                 ConfigError::Invalid(format!("curriculum stage until {}: {e}", stage.until))
             })?;
+            if stage.draw_value.is_some_and(|d| !(-1.0..=1.0).contains(&d)) {
+                return invalid(format!(
+                    "curriculum stage until {}: draw_value must be in [-1, 1]",
+                    stage.until
+                ));
+            }
         }
         let learns_from_matches = self.matches.as_ref().is_some_and(|m| m.learn);
         match (r.records.is_empty() && !learns_from_matches, r.records_share > 0.0) {

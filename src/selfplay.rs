@@ -240,7 +240,7 @@ impl Game {
 
     /// Whether the game is stopped by `stall_plies`: that many plies without a capture.
     fn stalled(&self, config: &SelfPlayConfig) -> bool {
-        config.stall_plies.is_some_and(|limit| self.plies_since_capture >= limit)
+        config.stall_plies > 0 && self.plies_since_capture >= config.stall_plies
     }
 
     fn over(&self, config: &SelfPlayConfig) -> bool {

@@ -14,10 +14,15 @@ fn smoke() -> Config {
 const STAGES: &str = "[[curriculum]]\nuntil = 1\nwidth = 8\nheight = 8\nply_cap = 30\n\n\
                       [[curriculum]]\nuntil = 3\nwidth = 10\nheight = 8\nply_cap = 36\n";
 
+/// A stage of the board only, with the large board's settings.
+fn stage(until: u32, width: u8, height: u8, ply_cap: u16) -> BoardStage {
+    BoardStage { until, width, height, ply_cap, draw_value: None, stall_plies: None }
+}
+
 #[test]
 fn each_generation_plays_on_its_stages_board() {
     let config = Config::parse(STAGES, "stages.toml").unwrap();
-    assert_eq!(config.curriculum[1], BoardStage { until: 3, width: 10, height: 8, ply_cap: 36 });
+    assert_eq!(config.curriculum[1], stage(3, 10, 8, 36));
     let board = |generation: u32| {
         let rules = config.rules_for(generation);
         (rules.width, rules.height, rules.ply_cap)
@@ -34,10 +39,37 @@ fn each_generation_plays_on_its_stages_board() {
     // By default generations 1-32 play on 8x8; `curriculum = []` turns it off.
     assert_eq!(
         Config::default().curriculum,
-        [BoardStage { until: 32, width: 8, height: 8, ply_cap: 150 }]
+        [BoardStage {
+            until: 32,
+            width: 8,
+            height: 8,
+            ply_cap: 150,
+            draw_value: Some(0.0),
+            stall_plies: Some(0)
+        }]
     );
     assert!(smoke().curriculum.is_empty());
     assert_eq!(Config::parse(&smoke().to_toml(), "saved").unwrap(), smoke());
+}
+
+/// A stage may set its own draw value and quiet-game stop; left out, the large board's hold.
+/// The default recipe plays 8x8 without either and 14x12 with both.
+#[test]
+fn a_stage_may_have_its_own_draw_value_and_quiet_game_stop() {
+    let config = Config::default();
+    let settings = |g: u32| (config.search_for(g).draw_value, config.selfplay_for(g).stall_plies);
+    assert_eq!(settings(1), (0.0, 0));
+    assert_eq!(settings(32), (0.0, 0));
+    assert_eq!(settings(33), (-0.7, 60));
+    assert_eq!(config.search_for(33), config.search);
+    let text = format!("{STAGES}draw_value = -0.2\n");
+    let config = Config::parse(&text, "x").unwrap();
+    assert_eq!(config.search_for(1).draw_value, -0.7, "the first stage keeps [search]'s");
+    assert_eq!(config.search_for(2).draw_value, -0.2);
+    assert_eq!(config.selfplay_for(2).stall_plies, 60);
+    assert_eq!(Config::parse(&config.to_toml(), "saved").unwrap(), config);
+    let error = Config::parse(&format!("{STAGES}draw_value = 2.0\n"), "x").unwrap_err();
+    assert!(error.to_string().contains("draw_value"), "{error}");
 }
 
 #[test]
@@ -67,7 +99,7 @@ fn a_run_trains_one_network_on_every_board_of_its_curriculum() {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
     let mut config = smoke();
-    config.curriculum = vec![BoardStage { until: 1, width: 8, height: 8, ply_cap: 30 }];
+    config.curriculum = vec![stage(1, 8, 8, 30)];
     (config.replay.min_window, config.replay.max_window) = (10_000, 20_000);
     let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
     run.train(Some(2), &Silent).unwrap();
@@ -148,6 +180,11 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
     std::fs::write(&stored, old("0.0")).unwrap();
     let resumed = Run::open(&run_dir, None).unwrap();
     assert_eq!(resumed.config, smoke());
+    // Made before stall_plies had a default: its games were never stopped early.
+    let without_stall = old("0.0").replace("stall_plies = 60\n", "");
+    assert_ne!(without_stall, old("0.0"));
+    std::fs::write(&stored, without_stall).unwrap();
+    assert_eq!(Run::open(&run_dir, None).unwrap().config.selfplay.stall_plies, 0);
     std::fs::write(&stored, old("0.3")).unwrap();
     let error = Run::open(&run_dir, None).err().expect("a removed option in use").to_string();
     assert!(error.contains("search.minimax_weight = 0.3") && error.contains("removed"), "{error}");
@@ -161,7 +198,7 @@ fn a_resumed_run_keeps_the_boards_of_its_past_generations() {
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
     let mut config = smoke();
-    config.curriculum = vec![BoardStage { until: 3, width: 8, height: 8, ply_cap: 30 }];
+    config.curriculum = vec![stage(3, 8, 8, 30)];
     Run::open(&run_dir, Some(config.clone())).unwrap().train(Some(1), &Silent).unwrap();
     // Generation 2, in progress next, would move to 14x12: refused.
     let mut shorter = config.clone();

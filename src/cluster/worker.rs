@@ -120,18 +120,20 @@ fn play_with(
     let network = load_network(&weights, device, &format!("{id}-{}", notice.object))?;
     let mut evaluator =
         CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
-    let rules = config.rules_for(notice.version + 1);
+    let generation = notice.version + 1;
+    let rules = config.rules_for(generation);
+    let search = config.search_for(generation);
     eprintln!(
         "worker {}: playing with network {} on {}x{} ({threads} threads)",
         settings.name, notice.object, rules.width, rules.height
     );
-    let mut selfplay_config = config.selfplay.clone();
+    let mut selfplay_config = config.selfplay_for(generation);
     // Games go on until a new network comes; the count only numbers them.
     selfplay_config.games_per_generation = usize::MAX / 2;
     let player = selfplay::network_name(notice.version);
     let session = Session {
         rules,
-        search: &config.search,
+        search: &search,
         config: &selfplay_config,
         seed: rand::random(),
         player_name: &player,

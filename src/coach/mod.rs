@@ -233,8 +233,8 @@ impl GameSource for LocalSelfPlay {
         selfplay::play_games(
             &mut evaluator,
             generation.rules,
-            &config.search,
-            &config.selfplay,
+            &generation.search,
+            &generation.selfplay,
             generation.seed,
             &player,
             resumed,
@@ -288,6 +288,9 @@ pub struct Generation {
     pub number: u32,
     pub seed: u64,
     pub rules: crate::game::Rules,
+    /// Self-play's search and settings for the generation (its curriculum stage's).
+    pub search: crate::mcts::SearchConfig,
+    pub selfplay: crate::config::SelfPlayConfig,
     pub journal: journal::Journal,
     /// When this invocation began it, and the time earlier invocations had spent on it.
     started: Instant,
@@ -306,7 +309,16 @@ impl Generation {
         let carried = journal.seconds()?;
         clock.carried += carried;
         let seed = config.run.seed ^ (number as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
-        Ok(Generation { number, seed, rules, journal, started: Instant::now(), carried })
+        Ok(Generation {
+            number,
+            seed,
+            rules,
+            search: config.search_for(number),
+            selfplay: config.selfplay_for(number),
+            journal,
+            started: Instant::now(),
+            carried,
+        })
     }
 
     /// Saves the time spent on the generation so far, so a stop loses none of it.

@@ -70,8 +70,18 @@ pub struct SearchConfig {
     /// Default 0: what a draw is worth to either side, in [-1, 1]. The search scores a
     /// position as (win - loss) + draw_value * P(draw) for its side to move, so a negative
     /// value makes both sides avoid draws (contempt for both, not for one), and the network's
-    /// draw probability steers away from lines it expects to be drawn.
+    /// draw probability steers away from lines it expects to be drawn. A config file's
+    /// `[search]` that leaves it out gets [`SELF_PLAY_DRAW_VALUE`].
+    #[serde(default = "self_play_draw_value")]
     pub draw_value: f32,
+}
+
+/// The draw value of self-play's search: both sides avoid draws, which keeps games on the
+/// large board from drifting into shuffling to the ply cap (docs/methods.md).
+pub const SELF_PLAY_DRAW_VALUE: f32 = -0.7;
+
+fn self_play_draw_value() -> f32 {
+    SELF_PLAY_DRAW_VALUE
 }
 
 impl Default for SearchConfig {

@@ -6,5 +6,5 @@ mod config;
 mod gumbel;
 mod tree;
 
-pub use config::{Fpu, RootNoise, RootSearch, SearchConfig};
+pub use config::{Fpu, RootNoise, RootSearch, SearchConfig, SELF_PLAY_DRAW_VALUE};
 pub use tree::{Gathered, LeafToken, RootSummary, Search};
