@@ -347,6 +347,15 @@ impl Cluster {
         })
     }
 
+    /// The games in the stream: waiting for the learner, or taken by it and not yet
+    /// acknowledged (those of the generation it is training on).
+    pub fn games_in_stream(&self) -> Result<u64, ClusterError> {
+        let stream = self
+            .block_on(self.jetstream.get_stream(GAMES_STREAM))
+            .map_err(server("reading the games stream's state"))?;
+        Ok(stream.cached_info().state.messages)
+    }
+
     /// The learner's consumer of the games stream, made afresh, so that every game not yet
     /// acknowledged (by a learner stopped before its generation's commit) comes at once rather
     /// than after its acknowledgement time.

@@ -97,6 +97,17 @@ fn work(
         config.run.device = settings.device.unwrap_or(config.run.device);
         config.run.precision = settings.precision.unwrap_or(config.run.precision);
         config.run.threads = settings.threads.or(config.run.threads);
+        if cluster.games_in_stream()? >= backlog_limit(&config) {
+            if said_at.elapsed() >= REPORT_EVERY {
+                said_at = Instant::now();
+                eprintln!(
+                    "worker {}: a generation's games wait for the learner; waiting for it to take them",
+                    settings.name
+                );
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            continue;
+        }
         play_with(&cluster, &config, &notice, &newest, settings, id, published)?;
     }
 }
@@ -139,7 +150,13 @@ fn play_with(
         player_name: &player,
     };
     let start_count = *published;
-    let keep_starting = || matches!(&*newest.lock().expect("the lock is never poisoned"), Watched::Notice(n) if n == notice);
+    // A new game starts while the network is the newest and the learner needs games.
+    let enough = backlog_limit(config);
+    let keep_starting = || {
+        let newest = newest.lock().expect("the lock is never poisoned");
+        matches!(&*newest, Watched::Notice(n) if n == notice)
+            && cluster.games_in_stream().map_or(true, |games| games < enough)
+    };
     let started_at = Instant::now();
     let mut reported_at = Instant::now();
     let mut on_game = |game: &FinishedGame, _done: usize| -> Result<(), ClusterError> {
@@ -180,6 +197,14 @@ fn play_with(
         &mut on_progress,
     )?;
     Ok(())
+}
+
+/// The games in the stream (waiting, or held by the learner until its commit) at which
+/// workers stop starting new ones: a generation's. The games under way then still come, for
+/// the next generation; more would be of a network too old by the time the learner took them,
+/// and on a machine shared with the learner they would slow its training.
+fn backlog_limit(config: &Config) -> u64 {
+    config.selfplay.games_per_generation as u64
 }
 
 /// Publishes a game, trying again until the server has it: the games under way wait meanwhile,
