@@ -85,7 +85,7 @@ impl ClusterGames {
                 Ok(text) => GameRecord::parse_all(&text)
                     .map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?
                     .iter()
-                    .filter_map(|record| record.tag(GAME_TAG).map(str::to_string))
+                    .filter_map(|record| game_id_of(record).map(str::to_string))
                     .collect(),
                 Err(_) => HashSet::new(),
             };
@@ -133,7 +133,7 @@ impl ClusterGames {
         let wanted = run.config.selfplay.games_per_generation;
         let mut games = generation.journal.finished_games()?;
         let mut ids: HashSet<String> =
-            games.iter().filter_map(|g| g.record.tag(GAME_TAG).map(str::to_string)).collect();
+            games.iter().filter_map(|g| game_id_of(&g.record).map(str::to_string)).collect();
         if !games.is_empty() {
             observer.message(&format!(
                 "generation {number}: {} games were taken before the stop; taking the rest",
