@@ -181,6 +181,42 @@ fn committed(run: &Path) -> usize {
         .map_or(0, |text| text.lines().count().saturating_sub(1))
 }
 
+/// Games per generation in configs/smoke.toml.
+const GAMES_PER_GENERATION: usize = 4;
+
+/// Generations committed, and the games in the journal of the one after them.
+fn progress(run: &Path) -> (u32, usize) {
+    let generation = committed(run) as u32;
+    let journal = run.join("selfplay").join(format!("gen-{:06}", generation + 1));
+    let taken = std::fs::read_dir(journal).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().to_string();
+                name.starts_with("game-") && name.ends_with(".txt")
+            })
+            .count()
+    });
+    (generation, taken)
+}
+
+/// `progress` once it has not changed for 3 seconds (the learner waiting for games).
+fn settled(run: &Path, learning: &mut Program) -> (u32, usize) {
+    let mut last = progress(run);
+    let mut since = Instant::now();
+    while since.elapsed() < Duration::from_secs(3) {
+        if let Ok(Some(status)) = learning.child.try_wait() {
+            panic!("the learner ended ({status}) while waiting for games:\n{}", learning.output());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        let now = progress(run);
+        if now != last {
+            (last, since) = (now, Instant::now());
+        }
+    }
+    last
+}
+
 fn worker(server: &Server, name: &str) -> Program {
     Program::start(&["worker", "--cluster", &server.url(), "--name", name, "--threads", "1"], &[])
 }
@@ -208,7 +244,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     let server = Server::start(&program, &[]);
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    let generations = 5;
+    let generations = 8;
 
     // A game that does not read, and one of another run, waiting before any other: refused,
     // counted, never trained on.
@@ -232,35 +268,53 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     publish_raw(&server, b"not a game");
 
     let mut first = worker(&server, "first");
-    let mut second = worker(&server, "second");
+    let second = worker(&server, "second");
     let mut learning = learner(&server, &run, generations);
     learning.wait_until("generation 1", Duration::from_secs(120), |_| committed(&run) >= 1);
 
     // A worker killed mid-run loses only its unfinished games.
     first.kill();
-    let mut third = worker(&server, "third");
-    learning.wait_until("a game of generation 3 in the journal", Duration::from_secs(120), |_| {
-        std::fs::read_dir(run.join("selfplay/gen-000003")).is_ok_and(|entries| {
-            entries.filter_map(Result::ok).any(|e| {
-                e.file_name().to_string_lossy().ends_with(".txt")
-                    && e.file_name().to_string_lossy().starts_with("game-")
-            })
-        })
-    });
-    // The learner killed mid-generation: restarted, it takes the generation's journal and the
-    // games it had not acknowledged, and counts none of them twice.
+    let third = worker(&server, "third");
+    learning.wait_until("generation 2", Duration::from_secs(120), |_| committed(&run) >= 2);
+
+    // The learner killed mid-generation, some but not all of the generation's games in its
+    // journal. Polling for that moment misses it on a fast machine (a generation takes a second),
+    // so the moment is made: the workers are killed, the learner takes what the server still
+    // holds and waits; while its journal is empty, a new worker plays until a game is taken.
+    let mut names = vec!["first", "second", "third"];
+    let mut playing = vec![second, third];
+    loop {
+        playing.clear(); // killed when dropped
+        let (generation, taken) = settled(&run, &mut learning);
+        if (1..GAMES_PER_GENERATION).contains(&taken) {
+            break;
+        }
+        let spare = ["fourth", "fifth", "sixth", "seventh", "eighth"];
+        let name = *spare.get(names.len() - 3).expect("the learner stopped with games taken");
+        names.push(name);
+        playing.push(worker(&server, name));
+        learning.wait_until("a game taken", Duration::from_secs(120), |_| {
+            progress(&run) != (generation, taken)
+        });
+    }
+    // Restarted, it takes the generation's journal and the games it had not acknowledged, and
+    // counts none of them twice.
     learning.kill();
     let mut learning = learner(&server, &run, generations);
+    let last = worker(&server, "last");
+    names.push("last");
     let status = learning.finish(Duration::from_secs(180));
     assert!(status.success(), "the restarted learner failed:\n{}", learning.output());
-    second.kill();
-    third.kill();
+    assert!(learning.output().contains("taken before the stop"), "{}", learning.output());
+    drop(last);
+    drop(playing);
 
     // Every generation committed once, with its number of games.
     let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();
     let rows: Vec<Vec<&str>> = metrics.lines().skip(1).map(|l| l.split(',').collect()).collect();
-    let numbers: Vec<&str> = rows.iter().map(|r| r[0]).collect();
-    assert_eq!(numbers, ["1", "2", "3", "4", "5"], "{metrics}");
+    let numbers: Vec<String> = rows.iter().map(|r| r[0].to_string()).collect();
+    let expected: Vec<String> = (1..=generations).map(|g| g.to_string()).collect();
+    assert_eq!(numbers, expected, "{metrics}");
     assert!(rows.iter().all(|r| r[1] == "4"), "every generation holds 4 games:\n{metrics}");
     // Each game taken once, all played by the workers.
     let mut ids = HashSet::new();
@@ -274,7 +328,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
             assert!(ids.insert(id.clone()), "game {id} was taken twice");
             let worker = epaminondas::cluster::learner::worker_of(&record).unwrap();
             let name = worker.split('-').next().unwrap().to_string();
-            assert!(["first", "second", "third"].contains(&name.as_str()), "{worker}");
+            assert!(names.contains(&name.as_str()), "{worker}");
             *by_worker.entry(name).or_default() += 1;
         }
     }
