@@ -2,7 +2,7 @@
 //! set against the machine's own limit (the FLOP/s libtorch reaches on a large matrix product).
 
 use crate::config::Config;
-use crate::evaluator::{CachedEvaluator, EvalRequest, Evaluator};
+use crate::evaluator::{EvalRequest, Evaluator};
 use crate::game::{self, Position};
 use crate::nn::optim::Optimizer;
 use crate::nn::{encode_batch, NetError, Network};
@@ -153,16 +153,19 @@ pub fn network_rows(
     rows
 }
 
-/// One generation's self-play of `games` games under `config`, from seed 1.
+/// One generation's self-play of `games` games under `config`, from seed 1, on the config's
+/// lanes; with the share of network evaluations its caches answered.
 fn play_selfplay(
-    evaluator: &mut dyn Evaluator,
+    network: &Network,
     config: &Config,
     games: usize,
-) -> selfplay::SelfPlayOutput {
+) -> Result<(selfplay::SelfPlayOutput, f64), NetError> {
     let selfplay_config =
         crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
+    let lanes = selfplay_config.lanes_on(network.device(), config.run.threads());
+    let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
     let Ok(output) = selfplay::play_games(
-        evaluator,
+        &mut evaluators,
         config.rules,
         &config.search,
         &selfplay_config,
@@ -172,7 +175,8 @@ fn play_selfplay(
         &mut |_, _| Ok::<(), std::convert::Infallible>(()),
         &mut |_| {},
     );
-    output
+    let (hits, misses) = evaluators.iter().fold((0, 0), |(h, m), e| (h + e.hits, m + e.misses));
+    Ok((output, hits as f64 / (hits + misses).max(1) as f64))
 }
 
 /// Self-play's speed beside another busy program, measured in one run: quiet, then with one
@@ -184,11 +188,8 @@ pub fn contended_rows(
     games: usize,
 ) -> std::io::Result<Vec<BenchRow>> {
     let rate = || -> std::io::Result<f64> {
-        let inference =
-            network.inference_copy(config.run.precision).map_err(std::io::Error::other)?;
-        let stats =
-            play_selfplay(&mut CachedEvaluator::new(inference, 200_000), config, games).stats;
-        Ok(stats.simulations as f64 / stats.seconds.max(1e-9))
+        let (output, _) = play_selfplay(network, config, games).map_err(std::io::Error::other)?;
+        Ok(output.stats.simulations as f64 / output.stats.seconds.max(1e-9))
     };
     let before = rate()?;
     let mut busy = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn()?;
@@ -232,15 +233,16 @@ pub fn selfplay_and_training_rows(
             let _ = inference.evaluate(&requests);
         });
 
-    let mut evaluator = CachedEvaluator::new(inference, 200_000);
-    let output = play_selfplay(&mut evaluator, config, games);
+    drop(inference);
+    let (output, hits) = play_selfplay(&network, config, games)?;
     let stats = output.stats;
     let sims = stats.simulations as f64 / stats.seconds;
-    rows.push(BenchRow::new("self-play search", Some(batch), sims, "sims/s").against(
+    let lanes = config.selfplay.lanes_on(network.device(), config.run.threads());
+    let label = format!("self-play search ({lanes} lane{})", if lanes == 1 { "" } else { "s" });
+    rows.push(BenchRow::new(&label, Some(batch), sims, "sims/s").against(
         sims / network_rate,
         &format!("of network evaluate at batch {batch} ({network_rate:.0}/s)"),
     ));
-    let hits = evaluator.hits as f64 / (evaluator.hits + evaluator.misses).max(1) as f64;
     rows.push(BenchRow::new(
         &format!(
             "self-play games ({} games, {:.0} plies/game, {:.0}% cache hits)",

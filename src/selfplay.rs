@@ -1,6 +1,8 @@
-//! Self-play: many games in lockstep. Each round every game that needs thinking gathers a few
-//! leaves (rayon spreads the tree work), all leaves go to the network in one batch, and the
-//! results are applied in parallel. A finished game is replaced at once so the batch stays full.
+//! Self-play: many games in lockstep, in one or more lanes (threads, each with its own copy of
+//! the network and its share of the games). Each round every game of a lane that needs thinking
+//! gathers a few leaves (rayon spreads the tree work over the lane's threads), all its leaves go
+//! to its network in one batch, and the results are applied in parallel. A finished game is
+//! replaced at once so the batch stays full.
 //! Configured opponents (players without a network) think on a pool of their own, so that a
 //! game waiting for an opponent's move holds up no round: a round would otherwise last as long
 //! as the slowest opponent move in it (0.2 s for mcts-rollout as sparring partner, where a
@@ -19,6 +21,7 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -486,17 +489,23 @@ impl SelfPlayProgress {
 /// How often [`play_games`] reports its progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// Plays `config.games_per_generation` games with `evaluator` guiding every search. `seed`
-/// fixes every game's randomness, by its index. `resumed` holds games of this generation that
-/// an interrupted invocation finished: they count in the output and are not played again.
-/// `on_game` is given every game as it finishes, with the number done so far; an error from it
-/// stops the generation and is returned. `on_progress` hears where the generation stands about
-/// once a second. The output holds the games in the order of their
-/// indices, whatever order they finished in (which depends on the opponents' timing, and on
-/// where an interruption fell).
+/// How often a lane tells the coordinating thread where its games under way stand.
+const LANE_REPORT_EVERY: Duration = Duration::from_millis(250);
+
+/// Plays `config.games_per_generation` games with the `lanes`' evaluators guiding every search.
+/// Each lane is a thread with its own evaluator (a copy of the network, with its own cache)
+/// and its share of `parallel_games` in lockstep; with several lanes, each lane's network passes
+/// and tree work take their share of the threads (see [`play_games_while`]). `seed` fixes every
+/// game's randomness, by its index, whichever lane plays it. `resumed` holds games of this
+/// generation that an interrupted invocation finished: they count in the output and are not
+/// played again. `on_game` is given every game as it finishes, with the number done so far; an
+/// error from it stops the generation and is returned. `on_progress` hears where the
+/// generation stands about once a second. The output holds the games in the order of their
+/// indices, whatever order they finished in (which depends on the lanes' and the opponents'
+/// timing, and on where an interruption fell).
 #[allow(clippy::too_many_arguments)]
-pub fn play_games<E>(
-    evaluator: &mut dyn Evaluator,
+pub fn play_games<V: Evaluator + Send, E>(
+    lanes: &mut [V],
     rules: Rules,
     search: &SearchConfig,
     config: &SelfPlayConfig,
@@ -507,7 +516,7 @@ pub fn play_games<E>(
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
     let session = Session { rules, search, config, seed, player_name };
-    play_games_while(evaluator, &session, resumed, &|| true, on_game, on_progress)
+    play_games_while(lanes, &session, resumed, &|| true, on_game, on_progress)
 }
 
 /// What every game of a [`play_games_while`] shares: the rules, the search and self-play
@@ -523,15 +532,23 @@ pub struct Session<'a> {
 /// [`play_games`], except that a new game starts only while `keep_starting` says so: once it
 /// says no, the games under way are finished and no others begun (a cluster worker stops so
 /// when a newer network appears, and loses no game it had begun).
-pub fn play_games_while<E>(
-    evaluator: &mut dyn Evaluator,
+///
+/// The calling thread coordinates: it hands the lanes the games' indices, hears of every
+/// finished game, and calls `keep_starting`, `on_game` and `on_progress`. Of the threads rayon
+/// has (the process's, by default), each lane gets an equal share for its tree work and its
+/// network passes; libtorch's thread count is set to that share while the lanes play, and back
+/// to what it was after. One lane with every thread alternates tree work and network passes on all of
+/// them; a lane per thread keeps every core busy without threads that wait for each other.
+pub fn play_games_while<V: Evaluator + Send, E>(
+    lanes: &mut [V],
     session: &Session,
     resumed: Vec<FinishedGame>,
     keep_starting: &dyn Fn() -> bool,
     on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
-    let Session { rules, search, config, seed, player_name } = *session;
+    assert!(!lanes.is_empty(), "self-play needs at least one lane");
+    let Session { rules, config, player_name, .. } = *session;
     let started_at = Instant::now();
     let mut reported_at = started_at;
     let total = config.games_per_generation;
@@ -555,102 +572,93 @@ pub fn play_games_while<E>(
                 .expect("the operating system starts threads for the opponents' pool"),
         ),
     });
-    let mut to_play = (0..total).filter(|index| !done.contains(index));
-    let games_to_play = total - done.iter().filter(|&&index| index < total).count();
-    let new_game = |index: usize| {
-        (
-            index,
-            Game::new(
-                rules,
-                search,
-                config,
-                opponents.as_ref(),
-                seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            ),
-        )
+    let to_play: Vec<usize> = (0..total).filter(|index| !done.contains(index)).collect();
+    let games_to_play = to_play.len();
+    let dealer = Dealer {
+        next: std::sync::Mutex::new(to_play.into_iter()),
+        starting: AtomicBool::new(keep_starting()),
+        stopped: AtomicBool::new(false),
     };
-    let mut games: Vec<(usize, Game)> = if keep_starting() {
-        to_play.by_ref().take(config.parallel_games).map(new_game).collect()
-    } else {
-        Vec::new()
-    };
-    while !games.is_empty() {
-        let finished: Vec<bool> = games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
-        // Replace finished games (in place, so the batch stays full).
-        for i in (0..games.len()).rev() {
-            if !finished[i] {
-                continue;
-            }
-            let next = if keep_starting() { to_play.next() } else { None };
-            let (index, game) = match next {
-                Some(next) => std::mem::replace(&mut games[i], new_game(next)),
-                None => games.swap_remove(i),
+
+    let threads = rayon::current_num_threads();
+    let lane_count = lanes.len();
+    let lane_threads = (threads / lane_count).max(1);
+    let pools: Vec<rayon::ThreadPool> = (0..lane_count)
+        .map(|lane| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(lane_threads)
+                .thread_name(move |i| format!("self-play-{lane}-{i}"))
+                .build()
+                .expect("the operating system starts threads for self-play")
+        })
+        .collect();
+    // libtorch reads its thread count on each new thread's first operation: the lanes' threads
+    // are new, so they take this share.
+    let libtorch_threads = tch::get_num_threads().max(1) as usize;
+    crate::nn::configure_threads(lane_threads);
+    let (sender, events) = mpsc::channel();
+    let outcome = std::thread::scope(|scope| {
+        for (lane, (evaluator, pool)) in lanes.iter_mut().zip(&pools).enumerate() {
+            let parallel = config.parallel_games / lane_count
+                + usize::from(lane < config.parallel_games % lane_count);
+            let play = Lane {
+                number: lane,
+                parallel: parallel.max(1),
+                session,
+                opponents: opponents.as_ref(),
+                dealer: &dealer,
+                events: sender.clone(),
             };
-            let game_simulations = game.simulations;
-            simulations += game_simulations;
-            finished_plies += game.moves.len();
-            finished_here += 1;
-            let (record, samples) = game.finish(player_name);
-            let game = FinishedGame { index, record, samples, simulations: game_simulations };
-            on_game(&game, finished_games.len() + 1)?;
-            finished_games.push(game);
+            scope.spawn(move || pool.install(|| play.run(evaluator)));
         }
-        if reported_at.elapsed() >= PROGRESS_EVERY {
-            reported_at = Instant::now();
-            let ply_cap = f64::from(rules.ply_cap.unwrap_or(crate::config::DEFAULT_PLY_CAP));
-            on_progress(&SelfPlayProgress {
-                games_done: finished_games.len(),
-                games_total: total,
-                games_to_play,
-                plies: finished_plies + games.iter().map(|(_, g)| g.moves.len()).sum::<usize>(),
-                simulations: simulations + games.iter().map(|(_, g)| g.simulations).sum::<u64>(),
-                seconds: started_at.elapsed().as_secs_f64(),
-                plies_per_game: if finished_here > 0 {
-                    finished_plies as f64 / finished_here as f64
-                } else {
-                    ply_cap
-                },
-            });
-        }
-        if games.iter().all(|(_, g)| g.over(config)) {
-            continue; // fresh games may need advancing before they can search
-        }
-        // A game waiting for its opponent does not search (the tree would grow without bound
-        // under the opponent's position).
-        let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games
-            .par_iter_mut()
-            .map(|(_, g)| {
-                if g.over(config) || g.waiting() {
-                    Vec::new()
-                } else {
-                    g.gather(config.leaves_per_game)
+        drop(sender);
+        let mut under_way = vec![(0, 0); lane_count];
+        let mut outcome = Ok(());
+        loop {
+            match events.recv_timeout(PROGRESS_EVERY) {
+                Ok(LaneEvent::Finished(game)) => {
+                    if outcome.is_err() {
+                        continue; // the generation stopped: games finished since do not count
+                    }
+                    simulations += game.simulations;
+                    finished_plies += game.record.moves.len();
+                    finished_here += 1;
+                    if let Err(error) = on_game(&game, finished_games.len() + 1) {
+                        dealer.stopped.store(true, Ordering::Relaxed);
+                        outcome = Err(error);
+                        continue;
+                    }
+                    finished_games.push(*game);
+                    dealer.starting.store(keep_starting(), Ordering::Relaxed);
                 }
-            })
-            .collect();
-        let requests: Vec<EvalRequest> =
-            gathered.iter().flatten().map(|(_, r)| r.clone()).collect();
-        if requests.is_empty() {
-            // Every game in play waits for its opponent.
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        }
-        let mut evaluations = evaluator.evaluate(&requests).into_iter();
-        let per_game: Vec<Vec<_>> = gathered
-            .into_iter()
-            .map(|leaves| {
-                leaves
-                    .into_iter()
-                    .map(|(t, r)| (t, r, evaluations.next().expect("one evaluation per request")))
-                    .collect()
-            })
-            .collect();
-        games.par_iter_mut().zip(per_game).for_each(|((_, game), leaves)| {
-            for (token, request, evaluation) in leaves {
-                let Game { search, rng, .. } = game;
-                search.apply(token, request, evaluation, rng);
+                Ok(LaneEvent::UnderWay { lane, plies, simulations }) => {
+                    under_way[lane] = (plies, simulations);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break, // every lane is done
             }
-        });
-    }
+            if reported_at.elapsed() >= PROGRESS_EVERY && outcome.is_ok() {
+                reported_at = Instant::now();
+                let ply_cap = f64::from(rules.ply_cap.unwrap_or(crate::config::DEFAULT_PLY_CAP));
+                on_progress(&SelfPlayProgress {
+                    games_done: finished_games.len(),
+                    games_total: total,
+                    games_to_play,
+                    plies: finished_plies + under_way.iter().map(|(p, _)| p).sum::<usize>(),
+                    simulations: simulations + under_way.iter().map(|(_, s)| s).sum::<u64>(),
+                    seconds: started_at.elapsed().as_secs_f64(),
+                    plies_per_game: if finished_here > 0 {
+                        finished_plies as f64 / finished_here as f64
+                    } else {
+                        ply_cap
+                    },
+                });
+            }
+        }
+        outcome
+    });
+    crate::nn::configure_threads(libtorch_threads);
+    outcome?;
     finished_games.sort_by_key(|game| game.index);
     let mut output = SelfPlayOutput::default();
     // Every configured opponent has its tally, with or without games.
@@ -665,4 +673,135 @@ pub fn play_games_while<E>(
     output.stats.simulations = simulations;
     output.stats.seconds = started_at.elapsed().as_secs_f64();
     Ok(output)
+}
+
+/// Hands the lanes the indices of the games to play, while new games may start.
+struct Dealer {
+    next: std::sync::Mutex<std::vec::IntoIter<usize>>,
+    /// What `keep_starting` said last.
+    starting: AtomicBool,
+    /// Set when the generation stops early: the lanes drop their games.
+    stopped: AtomicBool,
+}
+
+impl Dealer {
+    fn deal(&self) -> Option<usize> {
+        if !self.starting.load(Ordering::Relaxed) || self.stopped() {
+            return None;
+        }
+        self.next.lock().expect("no lane panics holding the indices").next()
+    }
+
+    fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+}
+
+/// What a lane tells the coordinating thread.
+enum LaneEvent {
+    Finished(Box<FinishedGame>),
+    /// The plies and simulations of the lane's games under way.
+    UnderWay {
+        lane: usize,
+        plies: usize,
+        simulations: u64,
+    },
+}
+
+/// One thread of self-play: its games in lockstep, their leaves in one batch to its evaluator.
+struct Lane<'a> {
+    number: usize,
+    parallel: usize,
+    session: &'a Session<'a>,
+    opponents: Option<&'a OpponentSource>,
+    dealer: &'a Dealer,
+    events: mpsc::Sender<LaneEvent>,
+}
+
+impl Lane<'_> {
+    fn run(&self, evaluator: &mut dyn Evaluator) {
+        let Session { rules, search, config, seed, player_name } = *self.session;
+        let new_game = |index: usize| {
+            let seed = seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            (index, Game::new(rules, search, config, self.opponents, seed))
+        };
+        let mut games: Vec<(usize, Game)> =
+            std::iter::from_fn(|| self.dealer.deal()).take(self.parallel).map(new_game).collect();
+        let mut reported_at = Instant::now();
+        // The coordinating thread is gone only when the generation stopped: nothing to tell.
+        let tell = |event| {
+            let _ = self.events.send(event);
+        };
+        while !games.is_empty() && !self.dealer.stopped() {
+            let finished: Vec<bool> =
+                games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
+            // Replace finished games (in place, so the batch stays full).
+            for i in (0..games.len()).rev() {
+                if !finished[i] {
+                    continue;
+                }
+                let (index, game) = match self.dealer.deal() {
+                    Some(next) => std::mem::replace(&mut games[i], new_game(next)),
+                    None => games.swap_remove(i),
+                };
+                let game_simulations = game.simulations;
+                let (record, samples) = game.finish(player_name);
+                tell(LaneEvent::Finished(Box::new(FinishedGame {
+                    index,
+                    record,
+                    samples,
+                    simulations: game_simulations,
+                })));
+            }
+            if reported_at.elapsed() >= LANE_REPORT_EVERY {
+                reported_at = Instant::now();
+                tell(LaneEvent::UnderWay {
+                    lane: self.number,
+                    plies: games.iter().map(|(_, g)| g.moves.len()).sum(),
+                    simulations: games.iter().map(|(_, g)| g.simulations).sum(),
+                });
+            }
+            if games.iter().all(|(_, g)| g.over(config)) {
+                continue; // fresh games may need advancing before they can search
+            }
+            // A game waiting for its opponent does not search (the tree would grow without bound
+            // under the opponent's position).
+            let gathered: Vec<Vec<(LeafToken, EvalRequest)>> = games
+                .par_iter_mut()
+                .map(|(_, g)| {
+                    if g.over(config) || g.waiting() {
+                        Vec::new()
+                    } else {
+                        g.gather(config.leaves_per_game)
+                    }
+                })
+                .collect();
+            let requests: Vec<EvalRequest> =
+                gathered.iter().flatten().map(|(_, r)| r.clone()).collect();
+            if requests.is_empty() {
+                // Every game in play waits for its opponent.
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            }
+            let mut evaluations = evaluator.evaluate(&requests).into_iter();
+            let per_game: Vec<Vec<_>> = gathered
+                .into_iter()
+                .map(|leaves| {
+                    leaves
+                        .into_iter()
+                        .map(|(t, r)| {
+                            (t, r, evaluations.next().expect("one evaluation per request"))
+                        })
+                        .collect()
+                })
+                .collect();
+            games.par_iter_mut().zip(per_game).for_each(|((_, game), leaves)| {
+                for (token, request, evaluation) in leaves {
+                    let Game { search, rng, .. } = game;
+                    search.apply(token, request, evaluation, rng);
+                }
+            });
+        }
+        tell(LaneEvent::UnderWay { lane: self.number, plies: 0, simulations: 0 });
+    }
 }

@@ -254,6 +254,65 @@ fn a_generation_killed_in_self_play_keeps_its_finished_games() {
     assert!(!journal.exists(), "the journal goes once the generation is committed");
 }
 
+/// Self-play in several lanes (threads, each with its own evaluator and share of the games)
+/// plays the very games one lane plays: a game is a function of its seed, whichever lane and
+/// batch it is in. Each lane's evaluator is called from a thread of its own.
+#[test]
+fn self_play_in_lanes_plays_the_games_of_one_lane() {
+    use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator};
+    use epaminondas::selfplay::play_games;
+    use std::collections::HashSet;
+    use std::sync::{Arc, Mutex};
+    use std::thread::ThreadId;
+
+    /// Uniform priors, noting the threads it is called from.
+    struct Noting(Arc<Mutex<HashSet<ThreadId>>>);
+    impl Evaluator for Noting {
+        fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+            self.0.lock().unwrap().insert(std::thread::current().id());
+            UniformEvaluator.evaluate(batch)
+        }
+    }
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 7;
+    config.selfplay.parallel_games = 4;
+    let play = |lanes: usize| {
+        let threads = Arc::new(Mutex::new(HashSet::new()));
+        let mut evaluators: Vec<Noting> = (0..lanes).map(|_| Noting(threads.clone())).collect();
+        let mut finished = Vec::new();
+        let Ok(output) = play_games(
+            &mut evaluators,
+            config.rules,
+            &config.search,
+            &config.selfplay,
+            5,
+            "test",
+            Vec::new(),
+            &mut |game, done| {
+                finished.push((game.index, done));
+                Ok::<(), std::convert::Infallible>(())
+            },
+            &mut |_| {},
+        );
+        let seen = threads.lock().unwrap().len();
+        (output, finished, seen)
+    };
+    let (one, _, one_thread) = play(1);
+    let (three, finished, lane_threads) = play(3);
+    assert_eq!(one_thread, 1);
+    assert_eq!(lane_threads, 3, "each lane searches on a thread of its own");
+    assert_eq!(
+        finished.iter().map(|(_, done)| *done).collect::<Vec<_>>(),
+        (1..=7).collect::<Vec<_>>()
+    );
+    let mut indices: Vec<usize> = finished.iter().map(|(index, _)| *index).collect();
+    indices.sort();
+    assert_eq!(indices, (0..7).collect::<Vec<_>>(), "every game once");
+    assert_eq!(one.records, three.records);
+    assert_eq!(one.samples, three.samples);
+    assert_eq!(one.stats.simulations, three.stats.simulations);
+}
+
 /// Self-play given the finished games of an interrupted generation plays only the others,
 /// each exactly as it would have been played (a game's seed is fixed by its index), and counts
 /// all of them. The journal saves and reads back games whole, refuses a damaged one by name,
@@ -268,7 +327,7 @@ fn self_play_resumes_a_generation_from_its_journal() {
     let play = |resumed: Vec<FinishedGame>| {
         let mut finished = Vec::new();
         let Ok(output) = play_games(
-            &mut UniformEvaluator,
+            &mut [UniformEvaluator],
             config.rules,
             &config.search,
             &config.selfplay,
@@ -358,7 +417,7 @@ fn a_generation_resumed_with_all_its_games_claims_no_self_play_rate() {
     let mut run = Run::open(&run_dir, Some(config.clone())).unwrap();
     let journal = Journal::open(&run_dir, 1, config.rules).unwrap();
     let played = play_games(
-        &mut UniformEvaluator,
+        &mut [UniformEvaluator],
         config.rules,
         &config.search,
         &config.selfplay,
@@ -419,7 +478,7 @@ fn gumbel_self_play_plays_its_plans_and_records_their_policies() {
     config.selfplay.full_search_probability = 1.0;
     let play = || {
         play_games(
-            &mut UniformEvaluator,
+            &mut [UniformEvaluator],
             config.rules,
             &config.search,
             &config.selfplay,
@@ -467,7 +526,7 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     let play = |config: &Config| {
         let mut games = Vec::new();
         let Ok(output) = play_games(
-            &mut UniformEvaluator,
+            &mut [UniformEvaluator],
             config.rules,
             &config.search,
             &config.selfplay,
@@ -765,6 +824,22 @@ fn configs_name_only_what_differs_from_the_defaults() {
     assert!(!default.to_toml().contains("threads"));
 }
 
+/// Self-play's lanes: by default one per thread on a CPU and one on a GPU; a number set is
+/// kept; never more lanes than games in lockstep.
+#[test]
+fn self_play_runs_a_lane_per_thread_on_a_cpu_and_one_on_a_gpu() {
+    let default = Config::default().selfplay;
+    assert_eq!(default.lanes, 0);
+    assert_eq!(default.lanes_on(tch::Device::Cpu, 2), 2);
+    assert_eq!(default.lanes_on(tch::Device::Cpu, 1), 1);
+    assert_eq!(default.lanes_on(tch::Device::Cuda(0), 16), 1);
+    let three = epaminondas::config::SelfPlayConfig { lanes: 3, ..default.clone() };
+    assert_eq!(three.lanes_on(tch::Device::Cpu, 2), 3);
+    assert_eq!(three.lanes_on(tch::Device::Cuda(0), 2), 3);
+    let few = epaminondas::config::SelfPlayConfig { parallel_games: 4, ..default };
+    assert_eq!(few.lanes_on(tch::Device::Cpu, 16), 4);
+}
+
 #[test]
 fn broken_runs_fail_clearly_and_touch_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -917,7 +992,7 @@ fn selfplay_reports_its_progress_while_games_are_under_way() {
     let config = smoke();
     let mut reports: Vec<SelfPlayProgress> = Vec::new();
     let Ok(output) = play_games(
-        &mut Slow,
+        &mut [Slow],
         config.rules,
         &config.search,
         &config.selfplay,
@@ -1419,7 +1494,7 @@ fn self_play_stops_games_that_stall() {
     config.selfplay.games_per_generation = 8;
     let play = |config: &epaminondas::config::Config| {
         let Ok(output) = play_games(
-            &mut UniformEvaluator,
+            &mut [UniformEvaluator],
             config.rules,
             &config.search,
             &config.selfplay,

@@ -218,12 +218,13 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         tch::Kind::BFloat16 => "bf16",
         _ => "f32",
     };
+    let threads = run.config.run.threads();
     eprintln!(
-        "run {} at generation {} ({} games so far); self-play searches in {number_format} on {device:?}; threads: {}; idle libtorch threads: {}",
+        "run {} at generation {} ({} games so far); self-play searches in {number_format} on {device:?} in {} lanes; threads: {threads}; idle libtorch threads: {}",
         args.run.display(),
         run.state.generation,
         run.state.total_games,
-        run.config.run.threads(),
+        run.config.selfplay.lanes_on(device, threads),
         crate::nn::wait_policy()
     );
     match &args.cluster {

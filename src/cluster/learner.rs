@@ -182,20 +182,20 @@ impl ClusterGames {
                             "refused a game of another run ({}) from worker {}",
                             message.header.run, message.header.worker
                         ));
-                        self.cluster.refuse(&delivery)?;
+                        unsettled(observer, self.cluster.refuse(&delivery));
                         continue;
                     }
                     Err(error) => {
                         row.refused += 1;
                         observer.message(&format!("refused {error}"));
-                        self.cluster.refuse(&delivery)?;
+                        unsettled(observer, self.cluster.refuse(&delivery));
                         continue;
                     }
                 };
                 let id = message.id();
                 if self.committed.iter().any(|c| c.contains(&id)) {
                     row.repeated += 1;
-                    self.cluster.acknowledge(&[delivery])?;
+                    unsettled(observer, self.cluster.acknowledge(&[delivery]));
                     continue;
                 }
                 if ids.contains(&id) {
@@ -211,7 +211,7 @@ impl ClusterGames {
                     || board(message.record.start.rules()) != board(&generation.rules)
                 {
                     row.too_old += 1;
-                    self.cluster.acknowledge(&[delivery])?;
+                    unsettled(observer, self.cluster.acknowledge(&[delivery]));
                     continue;
                 }
                 simulations += message.header.simulations;
@@ -297,6 +297,15 @@ fn into_run_error(error: ClusterError) -> RunError {
     match error {
         ClusterError::Run(error) => error,
         other => RunError::Games(Box::new(other)),
+    }
+}
+
+/// Says why a game the learner does not take could not be settled with the server. Nothing is
+/// lost: the server delivers it again after its wait, and it is judged again (a refused game
+/// is then counted twice in cluster.csv), so the generation goes on.
+fn unsettled(observer: &dyn Observer, result: Result<(), ClusterError>) {
+    if let Err(error) = result {
+        observer.message(&format!("{error}; the server will deliver that game again"));
     }
 }
 

@@ -6,7 +6,6 @@
 use super::message::{GameHeader, GameMessage, NetworkNotice};
 use super::{Cluster, ClusterError, ClusterOptions};
 use crate::config::Config;
-use crate::evaluator::CachedEvaluator;
 use crate::nn::{configure_threads, DeviceChoice, Network, Precision};
 use crate::selfplay::{self, FinishedGame, SelfPlayProgress, Session};
 use std::sync::{Arc, Mutex};
@@ -129,16 +128,17 @@ fn play_with(
     let device = config.run.device.resolve()?;
     let weights = cluster.download_network(&notice.object)?;
     let network = load_network(&weights, device, &format!("{id}-{}", notice.object))?;
-    let mut evaluator =
-        CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
     let generation = notice.version + 1;
+    let selfplay_config = config.selfplay_for(generation);
+    let lanes = selfplay_config.lanes_on(device, threads);
+    let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
     let rules = config.rules_for(generation);
     let search = config.search_for(generation);
     eprintln!(
-        "worker {}: playing with network {} on {}x{} ({threads} threads)",
+        "worker {}: playing with network {} on {}x{} ({threads} threads, {lanes} lanes)",
         settings.name, notice.object, rules.width, rules.height
     );
-    let mut selfplay_config = config.selfplay_for(generation);
+    let mut selfplay_config = selfplay_config;
     // Games go on until a new network comes; the count only numbers them.
     selfplay_config.games_per_generation = usize::MAX / 2;
     let player = selfplay::network_name(notice.version);
@@ -189,7 +189,7 @@ fn play_with(
         }
     };
     selfplay::play_games_while(
-        &mut evaluator,
+        &mut evaluators,
         &session,
         Vec::new(),
         &keep_starting,

@@ -31,7 +31,6 @@ pub mod matches;
 pub mod rating;
 
 use crate::config::Config;
-use crate::evaluator::CachedEvaluator;
 use crate::nn::optim::Optimizer;
 use crate::nn::{configure_threads, Network};
 use crate::replay::{self, ReplayBuffer, Sample};
@@ -221,8 +220,8 @@ impl GameSource for LocalSelfPlay {
         observer.game_finished(resumed.len());
         // A fresh copy (and cache) each generation: the network trained since the last one.
         // Self-play may search in bf16; training stays in f32.
-        let mut evaluator =
-            CachedEvaluator::new(network.inference_copy(config.run.precision)?, 200_000);
+        let lanes = generation.selfplay.lanes_on(network.device(), config.run.threads());
+        let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
         let player = selfplay::network_name(number - 1);
         let mut saved = |game: &selfplay::FinishedGame, done: usize| -> Result<(), RunError> {
             generation.journal.save(game)?;
@@ -231,7 +230,7 @@ impl GameSource for LocalSelfPlay {
             Ok(())
         };
         selfplay::play_games(
-            &mut evaluator,
+            &mut evaluators,
             generation.rules,
             &generation.search,
             &generation.selfplay,

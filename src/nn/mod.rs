@@ -382,6 +382,21 @@ impl Network {
         Ok(self.try_clone()?.into_inference(precision))
     }
 
+    /// A copy of the network for each of self-play's `lanes`, each behind a cache of `cache`
+    /// positions (see [`Network::inference_copy`]).
+    pub fn lane_copies(
+        &self,
+        precision: Precision,
+        lanes: usize,
+        cache: usize,
+    ) -> Result<Vec<crate::evaluator::CachedEvaluator<Network>>, NetError> {
+        (0..lanes)
+            .map(|_| {
+                Ok(crate::evaluator::CachedEvaluator::new(self.inference_copy(precision)?, cache))
+            })
+            .collect()
+    }
+
     /// Policy logits and win/draw/loss probabilities for a batch of encoded inputs
     /// ([batch, input planes, height, width], row-major in `inputs`), in inference mode and in
     /// the network's precision; the outputs are f32 whatever it computes in.
