@@ -572,10 +572,11 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                 .expect("the operating system starts threads for the opponents' pool"),
         ),
     });
-    let to_play: Vec<usize> = (0..total).filter(|index| !done.contains(index)).collect();
-    let games_to_play = to_play.len();
+    let games_to_play = total - done.iter().filter(|&&index| index < total).count();
+    // Lazily: a cluster worker plays an endless generation.
+    let to_play = (0..total).filter(move |index| !done.contains(index));
     let dealer = Dealer {
-        next: std::sync::Mutex::new(to_play.into_iter()),
+        next: std::sync::Mutex::new(Box::new(to_play)),
         starting: AtomicBool::new(keep_starting()),
         stopped: AtomicBool::new(false),
     };
@@ -677,7 +678,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
 
 /// Hands the lanes the indices of the games to play, while new games may start.
 struct Dealer {
-    next: std::sync::Mutex<std::vec::IntoIter<usize>>,
+    next: std::sync::Mutex<Box<dyn Iterator<Item = usize> + Send>>,
     /// What `keep_starting` said last.
     starting: AtomicBool,
     /// Set when the generation stops early: the lanes drop their games.
