@@ -199,7 +199,7 @@ pub struct SelfPlayConfig {
     pub parallel_games: usize,
     /// Threads of self-play, each with its own copy of the network and its share of the games
     /// and of the threads; 0: one for each thread on a CPU, one on a GPU. On 2 CPU cores two
-    /// lanes searched 1.4 times as fast as one, and beside a busy program 2 times
+    /// lanes searched 1.3-1.5 times as fast as one, and beside a busy program 1.5-2 times
     /// (docs/performance.md): one network pass on one thread wastes nothing on threads that
     /// wait for each other.
     pub lanes: usize,

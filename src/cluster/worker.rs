@@ -129,7 +129,7 @@ fn play_with(
     let weights = cluster.download_network(&notice.object)?;
     let network = load_network(&weights, device, &format!("{id}-{}", notice.object))?;
     let generation = notice.version + 1;
-    let selfplay_config = config.selfplay_for(generation);
+    let mut selfplay_config = config.selfplay_for(generation);
     let lanes = selfplay_config.lanes_on(device, threads);
     let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
     let rules = config.rules_for(generation);
@@ -138,7 +138,6 @@ fn play_with(
         "worker {}: playing with network {} on {}x{} ({threads} threads, {lanes} lanes)",
         settings.name, notice.object, rules.width, rules.height
     );
-    let mut selfplay_config = selfplay_config;
     // Games go on until a new network comes; the count only numbers them.
     selfplay_config.games_per_generation = usize::MAX / 2;
     let player = selfplay::network_name(notice.version);
