@@ -93,11 +93,12 @@ pub fn perft_row(rules: game::Rules, depth: u32) -> BenchRow {
     )
 }
 
-/// The machine's limit: float32 matrix products of 2048 x 2048 on `device`.
-pub fn matmul_flops(device: Device, seconds: f64) -> f64 {
+/// The machine's limit in `kind` (float32, or bfloat16 as half-precision search computes):
+/// matrix products of 2048 x 2048 on `device`.
+pub fn matmul_flops(device: Device, kind: Kind, seconds: f64) -> f64 {
     let n = 2048i64;
-    let a = Tensor::randn([n, n], (Kind::Float, device));
-    let b = Tensor::randn([n, n], (Kind::Float, device));
+    let a = Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind);
+    let b = Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind);
     let per_second = rate(seconds, || {
         let c = a.matmul(&b);
         let _ = c.double_value(&[0, 0]); // forces the work on asynchronous devices

@@ -45,6 +45,12 @@ fn bench_writes_every_row() {
         2,
         "one row per batch size"
     );
+    for kind in ["float32", "bfloat16"] {
+        assert!(
+            names.iter().any(|n| n.starts_with("matrix product") && n.contains(kind)),
+            "no {kind} limit in {names:?}"
+        );
+    }
     for row in &rows {
         let value: f64 = row.get(2).unwrap().parse().unwrap();
         assert!(value.is_finite() && value > 0.0, "{row:?}");

@@ -97,15 +97,23 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         return write_table(&args.csv, &rows);
     }
     emit(bench::perft_row(config.rules, args.perft_depth));
-    let flops = bench::matmul_flops(device, args.seconds);
-    emit(BenchRow {
-        benchmark: "matrix product 2048x2048 float32 (the machine's limit)".into(),
-        batch: None,
-        value: flops / 1e9,
-        unit: "GFLOP/s".into(),
-        fraction: None,
-        reference: String::new(),
-    });
+    // The limits in float32 and in bfloat16 (half precision, as search may compute); the
+    // network's rows are set against the limit of the kind it computes in.
+    let mut flops = 0.0;
+    for (kind, name) in [(tch::Kind::Float, "float32"), (tch::Kind::BFloat16, "bfloat16")] {
+        let limit = bench::matmul_flops(device, kind, args.seconds);
+        if kind == inference.kind() {
+            flops = limit;
+        }
+        emit(BenchRow {
+            benchmark: format!("matrix product 2048x2048 {name} (the machine's limit)"),
+            batch: None,
+            value: limit / 1e9,
+            unit: "GFLOP/s".into(),
+            fraction: None,
+            reference: String::new(),
+        });
+    }
     for row in bench::network_rows(&mut inference, config.rules, &args.batches, args.seconds, flops)
     {
         emit(row);
