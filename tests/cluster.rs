@@ -200,11 +200,14 @@ fn progress(run: &Path) -> (u32, usize) {
     (generation, taken)
 }
 
-/// `progress` once it has not changed for 3 seconds (the learner waiting for games).
+/// `progress` once it has not changed for 5 seconds with fewer than a generation's games taken
+/// (the learner waiting for games).
 fn settled(run: &Path, learning: &mut Program) -> (u32, usize) {
     let mut last = progress(run);
     let mut since = Instant::now();
-    while since.elapsed() < Duration::from_secs(3) {
+    let deadline = since + Duration::from_secs(120);
+    while since.elapsed() < Duration::from_secs(5) || last.1 >= GAMES_PER_GENERATION {
+        assert!(Instant::now() < deadline, "the games never settled:\n{}", learning.output());
         if let Ok(Some(status)) = learning.child.try_wait() {
             panic!("the learner ended ({status}) while waiting for games:\n{}", learning.output());
         }
@@ -244,7 +247,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     let server = Server::start(&program, &[]);
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    let generations = 8;
+    let generations = 12;
 
     // A game that does not read, and one of another run, waiting before any other: refused,
     // counted, never trained on.
@@ -281,7 +284,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     // journal. Polling for that moment misses it on a fast machine (a generation takes a second),
     // so the moment is made: the workers are killed, the learner takes what the server still
     // holds and waits; while its journal is empty, a new worker plays until a game is taken.
-    let mut names = vec!["first", "second", "third"];
+    let mut names: Vec<String> = ["first", "second", "third"].map(String::from).to_vec();
     let mut playing = vec![second, third];
     loop {
         playing.clear(); // killed when dropped
@@ -289,10 +292,9 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
         if (1..GAMES_PER_GENERATION).contains(&taken) {
             break;
         }
-        let spare = ["fourth", "fifth", "sixth", "seventh", "eighth"];
-        let name = *spare.get(names.len() - 3).expect("the learner stopped with games taken");
+        let name = format!("spare{}", names.len() - 2);
+        playing.push(worker(&server, &name));
         names.push(name);
-        playing.push(worker(&server, name));
         learning.wait_until("a game taken", Duration::from_secs(120), |_| {
             progress(&run) != (generation, taken)
         });
@@ -302,7 +304,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     learning.kill();
     let mut learning = learner(&server, &run, generations);
     let last = worker(&server, "last");
-    names.push("last");
+    names.push("last".into());
     let status = learning.finish(Duration::from_secs(180));
     assert!(status.success(), "the restarted learner failed:\n{}", learning.output());
     assert!(learning.output().contains("taken before the stop"), "{}", learning.output());
@@ -328,7 +330,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
             assert!(ids.insert(id.clone()), "game {id} was taken twice");
             let worker = epaminondas::cluster::learner::worker_of(&record).unwrap();
             let name = worker.split('-').next().unwrap().to_string();
-            assert!(names.contains(&name.as_str()), "{worker}");
+            assert!(names.contains(&name), "{worker}");
             *by_worker.entry(name).or_default() += 1;
         }
     }
