@@ -1,6 +1,6 @@
 //! The training loop end to end on configs/smoke.toml, and its failure modes.
 
-use epaminondas::coach::{checkpoint_path, rating, Run, Silent};
+use epaminondas::coach::{checkpoint_path, rating, Run, Silent, Until};
 use epaminondas::config::{Config, TrainingConfig};
 use epaminondas::game::{Color, GameRecord, Position, RecordResult};
 use epaminondas::nn::optim::{Optimizer, OptimizerKind, OptimizerSettings};
@@ -135,6 +135,44 @@ fn generations_add_up_across_invocations() {
         matches!(&err, epaminondas::plot::PlotError::Unrated(path) if *path == unrated),
         "{err}"
     );
+}
+
+/// `--hours` counts the run's training time over every invocation and stops at the end of the
+/// first generation past it, before any limit in generations; a run already past it trains no
+/// more, and says so. Hours that are not above zero are refused by name.
+#[test]
+fn hours_stop_a_run_at_the_generation_that_passes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let tiny = Until { generations: None, hours: Some(1e-9) };
+    Run::open(&run_dir, Some(smoke())).unwrap().train(tiny, &Silent).unwrap();
+    assert_eq!(metrics_generations(&run_dir), [1], "one generation passes a nanohour");
+
+    let mut run = Run::open(&run_dir, None).unwrap();
+    let one_more =
+        Until { generations: Some(5), hours: Some(run.state.wall_seconds / 3600.0 * (1.0 + 1e-9)) };
+    run.train(one_more, &Silent).unwrap();
+    assert_eq!(metrics_generations(&run_dir), [1, 2], "the hours stop it before 5 generations");
+
+    let said = common::Messages::default();
+    Run::open(&run_dir, None).unwrap().train(one_more, &said).unwrap();
+    assert_eq!(metrics_generations(&run_dir), [1, 2]);
+    let messages = said.0.borrow();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.starts_with("run already has") && m.contains("hours of training")),
+        "{messages:?}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+        .args(["train", "--hours", "0", "--run"])
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(error.contains("\"0\" is not a number of hours above 0"), "{error}");
 }
 
 /// Kill the real program in the middle of a run, then resume: what was saved is intact and the

@@ -4,7 +4,7 @@
 use super::LoggedBar;
 use crate::arena::elo::format_elo;
 use crate::coach::matches::MatchRow;
-use crate::coach::{MetricsRow, Observer, OpponentRow, Pretraining, Run};
+use crate::coach::{MetricsRow, Observer, OpponentRow, Pretraining, Run, Until};
 use crate::config::Config;
 use crate::nn::{DeviceChoice, Precision};
 use crate::selfplay::SelfPlayProgress;
@@ -24,6 +24,10 @@ pub struct TrainArgs {
     /// Total generations the run should have when this invocation stops.
     #[arg(long)]
     pub generations: Option<u32>,
+    /// Stops at the end of the first generation after which the run has trained this many hours
+    /// in all (its wall time over every invocation, as the metrics' wall_seconds count it).
+    #[arg(long, value_parser = positive_hours)]
+    pub hours: Option<f64>,
     /// Overrides the config's device.
     #[arg(long, value_enum)]
     pub device: Option<DeviceChoice>,
@@ -54,6 +58,21 @@ pub struct TrainArgs {
     /// With --cluster: workers to run in this process beside the learner.
     #[arg(long, default_value_t = 0, requires = "cluster")]
     pub local_workers: usize,
+}
+
+impl TrainArgs {
+    /// When this invocation stops.
+    fn until(&self) -> Until {
+        Until { generations: self.generations, hours: self.hours }
+    }
+}
+
+/// `--hours`: a number of hours above zero.
+fn positive_hours(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(hours) if hours > 0.0 && hours.is_finite() => Ok(hours),
+        _ => Err(format!("{text:?} is not a number of hours above 0 (e.g. 8 or 0.5)")),
+    }
 }
 
 /// Progress bars (hidden when stderr is not a terminal) and summary lines.
@@ -228,7 +247,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         crate::nn::wait_policy()
     );
     match &args.cluster {
-        None => run.train(args.generations, &progress)?,
+        None => run.train(args.until(), &progress)?,
         Some(url) => {
             let host = super::worker::host_name();
             let options = args.auth.options(url, &format!("learner {host}"))?;
@@ -244,7 +263,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
                     .spawn(move || crate::cluster::worker::run(&options, &settings))?;
             }
             let mut games = crate::cluster::learner::ClusterGames::new(cluster);
-            run.train_with(args.generations, &mut games, &progress)?;
+            run.train_with(args.until(), &mut games, &progress)?;
         }
     }
     Ok(())

@@ -174,8 +174,10 @@ impl Cluster {
         .map_err(server("opening the run's notices"))
     }
 
+    /// The networks' object store, made if it does not exist (by the learner only: a worker
+    /// that made it would hide a learner that has not started, see [`Cluster::stored_networks`]).
     fn networks_bucket(&self) -> Result<object_store::ObjectStore, ClusterError> {
-        if let Ok(store) = self.block_on(self.jetstream.get_object_store(NETWORKS_BUCKET)) {
+        if let Ok(store) = self.stored_networks() {
             return Ok(store);
         }
         self.block_on(self.jetstream.create_object_store(object_store::Config {
@@ -183,6 +185,12 @@ impl Cluster {
             ..Default::default()
         }))
         .map_err(server("opening the networks' object store"))
+    }
+
+    /// The networks' object store as the learner made it.
+    fn stored_networks(&self) -> Result<object_store::ObjectStore, ClusterError> {
+        self.block_on(self.jetstream.get_object_store(NETWORKS_BUCKET))
+            .map_err(server("opening the networks' object store (has a learner started the run?)"))
     }
 
     /// Makes the run's streams and buckets, so that workers can wait on them.
@@ -279,7 +287,7 @@ impl Cluster {
 
     /// The weights stored under `object`.
     pub fn download_network(&self, object: &str) -> Result<Vec<u8>, ClusterError> {
-        let store = self.networks_bucket()?;
+        let store = self.stored_networks()?;
         self.block_on(async {
             let mut reader =
                 store.get(object).await.map_err(server(format!("fetching network {object}")))?;

@@ -122,6 +122,35 @@ pub struct RunState {
     pub rated_generation: u32,
 }
 
+/// When a training invocation stops: at the end of the first generation after which the run has
+/// `generations` in all, or `hours` of training time in all (both counted over every invocation
+/// of the run, as `state.json` keeps them); with neither, it goes on until stopped.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Until {
+    pub generations: Option<u32>,
+    pub hours: Option<f64>,
+}
+
+impl Until {
+    /// What of the limits the run has reached, in words; None while it should go on.
+    fn reached(&self, state: &RunState) -> Option<String> {
+        if let Some(generations) = self.generations.filter(|&g| state.generation >= g) {
+            return Some(format!("{} generations (asked: {generations})", state.generation));
+        }
+        let hours = state.wall_seconds / 3600.0;
+        self.hours
+            .filter(|&limit| hours >= limit)
+            .map(|limit| format!("{hours:.2} hours of training (asked: {limit})"))
+    }
+}
+
+/// A count of generations, as `--generations` gives it.
+impl From<Option<u32>> for Until {
+    fn from(generations: Option<u32>) -> Until {
+        Until { generations, hours: None }
+    }
+}
+
 /// Told about progress; every method does nothing unless overridden.
 pub trait Observer {
     fn message(&self, _text: &str) {}
@@ -563,10 +592,13 @@ impl Run {
         &self.metrics
     }
 
-    /// Runs generations until `target` generations exist (None: the config's count, or forever),
-    /// with self-play in this process.
-    pub fn train(&mut self, target: Option<u32>, observer: &dyn Observer) -> Result<(), RunError> {
-        self.train_with(target, &mut LocalSelfPlay, observer)
+    /// Runs generations until `until` says stop, with self-play in this process.
+    pub fn train(
+        &mut self,
+        until: impl Into<Until>,
+        observer: &dyn Observer,
+    ) -> Result<(), RunError> {
+        self.train_with(until, &mut LocalSelfPlay, observer)
     }
 
     /// [`Run::train`] with the games from `source`. Each generation is a few named steps, as
@@ -575,17 +607,18 @@ impl Run {
     /// generation; the newest checkpoint is rated when due.
     pub fn train_with(
         &mut self,
-        target: Option<u32>,
+        until: impl Into<Until>,
         source: &mut dyn GameSource,
         observer: &dyn Observer,
     ) -> Result<(), RunError> {
-        let target = target.or(self.config.run.generations);
+        let mut until = until.into();
+        until.generations = until.generations.or(self.config.run.generations);
         let mut learner = self.resume(observer)?;
-        if target.is_some_and(|t| t <= self.state.generation) {
-            observer.message(&format!("run already has {} generations", self.state.generation));
+        if let Some(reached) = until.reached(&self.state) {
+            observer.message(&format!("run already has {reached}"));
         }
         self.rate_if_due(observer)?; // a rating interrupted by a crash is played again
-        while target.is_none_or(|t| self.state.generation < t) {
+        while until.reached(&self.state).is_none() {
             let generation = Generation::begin(
                 &self.dir,
                 self.state.generation + 1,
