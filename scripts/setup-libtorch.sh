@@ -2,8 +2,8 @@
 # Puts a CPU build of libtorch 2.13.0 (the version tch 0.26 is written against) in a cache outside
 # the checkout and links it as `.libtorch`, which `.cargo/config.toml` hands to the tch build.
 #
-# tch's own download cannot reach its server from here, so libtorch is assembled from the PyPI
-# wheels: torch (headers and libraries) plus the two CUDA runtime wheels that libtorch_cpu.so links
+# libtorch is assembled from the PyPI wheels (reachable wherever pip works, unlike tch's own
+# download server): torch (headers and libraries) plus the two CUDA runtime wheels that libtorch_cpu.so links
 # against even on a CPU-only machine. libtorch_cuda.so is deliberately left out: without it tch
 # builds for the CPU.
 #

@@ -229,8 +229,7 @@ pub struct SelfPlayConfig {
     pub root_search: RootSearch,
     /// Shares of each generation's games played by the network against other players instead
     /// of itself: `opponents = [{ player = "mcts-rollout:sims=8000", share = 0.25 }, { player =
-    /// "alphabeta:depth=3", share = 0.25 }]`, or one as `opponent = { ... }` (the form of
-    /// configs written before there could be several). Only the network's own moves become
+    /// "alphabeta:depth=3", share = 0.25 }]`, or one as `opponent = { ... }`. Only the network's own moves become
     /// training samples; the other player's moves only steer the game. Optional; every game is
     /// self-play when left out.
     #[serde(
@@ -305,11 +304,9 @@ fn one_or_many_opponents<'de, D: serde::Deserializer<'de>>(
     deserializer.deserialize_any(OneOrMany)
 }
 
-/// Another player of [`SelfPlayConfig::opponents`]. The twelfth agent's games against itself
-/// are mostly races, and it lost long games to mcts-rollout by falling behind in pieces
-/// (docs/methods.md); games against a player unlike itself reach positions its own games
-/// seldom do. (Six generations of it did not help that agent; after twelve it scored 6
-/// points more against mcts-rollout, inside the noise: docs/methods.md.)
+/// Another player of [`SelfPlayConfig::opponents`]: games against a player unlike the network
+/// reach positions its own games seldom do (a network whose own games are mostly races meets
+/// long games of material there). What it gave is in docs/methods.md, "Sparring".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpponentConfig {
@@ -511,9 +508,8 @@ impl EvaluationConfig {
 /// it is judged at, not self-play). The results go to `RUN/matches.csv`, one row a generation:
 /// the run's score against that player, checkpoint by checkpoint. With `learn` the records,
 /// `RUN/matches/gen-N.txt`, join `replay.records`, so that the value learns from the current
-/// agent's own games against the opponent. That is how the agent learned the most it has against
-/// alphabeta at 1 s a move (docs/methods.md, "Values trained on matches"), from matches played
-/// beside training by hand.
+/// agent's own games against the opponent. Values trained on such matches made the default agent
+/// (docs/methods.md, "Values trained on matches").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MatchesConfig {

@@ -146,7 +146,7 @@ pub struct PlayerSpec {
     pub limit: Limit,
     /// MCTS exploration constant (net and mcts-rollout).
     pub c_puct: Option<f32>,
-    /// Whether a net's search scores results certain one move ahead as finished (default on).
+    /// Whether a net's search scores results certain one or two moves ahead as finished (default on).
     pub forced_results: Option<bool>,
     /// What a draw is worth to a net's search, in [-1, 1] (default 0; see `SearchConfig`).
     pub draw_value: Option<f32>,
