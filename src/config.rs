@@ -2,7 +2,7 @@
 //! keys, checked by `validate` before anything runs.
 
 use crate::game::Rules;
-use crate::mcts::{RootNoise, RootSearch, SearchConfig};
+use crate::mcts::{RootNoise, SearchConfig};
 use crate::nn::model::NetConfig;
 use crate::nn::optim::{OptimizerKind, OptimizerSettings};
 use crate::nn::{DeviceChoice, Precision};
@@ -60,13 +60,16 @@ pub struct BoardStage {
 }
 
 /// Keys of options since removed, with the value a run that did not use them stored: implicit
-/// minimax backups, capped games scored by material, and the lead head (docs/methods.md).
-fn retired_keys() -> [(&'static str, &'static str, toml::Value); 4] {
+/// minimax backups, capped games scored by material, the lead head and Gumbel root search
+/// (docs/methods.md).
+fn retired_keys() -> [(&'static str, &'static str, toml::Value); 5] {
+    let puct = toml::Table::from_iter([("kind".to_string(), toml::Value::String("puct".into()))]);
     [
         ("search", "minimax_weight", toml::Value::Float(0.0)),
         ("selfplay", "capped_games", toml::Value::String("draw".into())),
         ("training", "lead_loss_weight", toml::Value::Float(0.0)),
         ("network", "lead_head", toml::Value::Boolean(false)),
+        ("selfplay", "root_search", toml::Value::Table(puct)),
     ]
 }
 
@@ -222,16 +225,11 @@ pub struct SelfPlayConfig {
     /// capture came near ply 100 of 300, so two thirds of their positions (and of the replay
     /// window) repeated a few moves with nothing at stake.
     pub stall_plies: u16,
-    /// How the root is searched: `{ kind = "puct" }` (the default) or `{ kind = "gumbel",
-    /// considered = 16 }`. With Gumbel, full and fast searches both play the halving plan's
-    /// choice (no Dirichlet noise, no temperature), and full searches record the improved
-    /// policy as their target instead of the visit counts.
-    pub root_search: RootSearch,
     /// Shares of each generation's games played by the network against other players instead
     /// of itself: `opponents = [{ player = "mcts-rollout:sims=8000", share = 0.25 }, { player =
-    /// "alphabeta:depth=3", share = 0.25 }]`, or one as `opponent = { ... }`. Only the network's own moves become
-    /// training samples; the other player's moves only steer the game. Optional; every game is
-    /// self-play when left out.
+    /// "alphabeta:depth=3", share = 0.25 }]`, or one as `opponent = { ... }`. Only the network's
+    /// own moves become training samples; the other player's moves only steer the game.
+    /// Optional; every game is self-play when left out.
     #[serde(
         alias = "opponent",
         deserialize_with = "one_or_many_opponents",
@@ -274,7 +272,6 @@ impl Default for SelfPlayConfig {
             temperature_plies: 10,
             random_opening_plies: 4,
             stall_plies: 60,
-            root_search: RootSearch::Puct,
             opponents: Vec::new(),
             max_network_age: 1,
         }
@@ -723,11 +720,6 @@ impl Config {
                 "selfplay.full_search_probability must be in (0, 1], not {}",
                 s.full_search_probability
             ));
-        }
-        if let RootSearch::Gumbel { considered } = s.root_search {
-            if considered < 2 {
-                return invalid(format!("selfplay.root_search: a Gumbel search must consider at least 2 moves, not {considered}"));
-            }
         }
         if s.full_visits < 2 || s.fast_visits < 1 || s.fast_visits > s.full_visits {
             return invalid(format!("selfplay visits: need full_visits >= 2 and 1 <= fast_visits <= full_visits (got {} and {})", s.full_visits, s.fast_visits));

@@ -13,7 +13,7 @@ use crate::config::SelfPlayConfig;
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator, Wdl};
 use crate::game::{Color, GameRecord, Move, Position, RecordResult, Rules, Termination};
-use crate::mcts::{Gathered, LeafToken, RootSearch, Search, SearchConfig};
+use crate::mcts::{Gathered, LeafToken, Search, SearchConfig};
 use crate::nn::DeviceChoice;
 use crate::players::{Limit, Player, PlayerSpec};
 use crate::replay::{outcome_for, Sample, SparsePolicy};
@@ -224,9 +224,7 @@ impl Game {
 
     fn pick_search_kind(&mut self, config: &SelfPlayConfig) {
         self.full = self.rng.random_bool(config.full_search_probability);
-        // A Gumbel search explores by its own noise.
-        let noise = self.full && config.root_search == RootSearch::Puct;
-        self.search.set_noise(noise, &mut self.rng);
+        self.search.set_noise(self.full, &mut self.rng);
     }
 
     fn play(&mut self, mv: Move, config: &SelfPlayConfig) {
@@ -285,47 +283,27 @@ impl Game {
             }
             let target = if self.full { config.full_visits } else { config.fast_visits };
             let position = *self.position();
-            let mv = match config.root_search {
-                RootSearch::Puct => {
-                    if self.search.root_visits() < target {
-                        return false;
-                    }
-                    if self.full {
-                        let choices = self.search.root_choices();
-                        let total: u32 = choices.iter().map(|&(_, n)| n).sum();
-                        let policy = choices
-                            .iter()
-                            .filter(|&&(_, n)| n > 0)
-                            .map(|&(mv, n)| (mv, n as f32 / total.max(1) as f32));
-                        self.record_target(position, policy);
-                    }
-                    let temperature = if position.ply() < config.temperature_plies {
-                        config.temperature_start
-                    } else {
-                        config.temperature_end
-                    };
-                    self.search
-                        .choose_move(temperature, &mut self.rng)
-                        .expect("an expanded root has moves")
-                }
-                RootSearch::Gumbel { considered } => {
-                    // The plan begins once the root is expanded (its first leaf), and the
-                    // visits it spends are this search's, whatever a reused subtree holds.
-                    if !self.search.halving_begun()
-                        && !self.search.begin_halving(target, considered, &mut self.rng)
-                    {
-                        return false;
-                    }
-                    if !self.search.halving_finished() {
-                        return false;
-                    }
-                    if self.full {
-                        let policy = self.search.improved_policy();
-                        self.record_target(position, policy.into_iter().filter(|&(_, p)| p > 0.0));
-                    }
-                    self.search.halving_choice().expect("a halving plan runs")
-                }
+            if self.search.root_visits() < target {
+                return false;
+            }
+            if self.full {
+                let choices = self.search.root_choices();
+                let total: u32 = choices.iter().map(|&(_, n)| n).sum();
+                let policy = choices
+                    .iter()
+                    .filter(|&&(_, n)| n > 0)
+                    .map(|&(mv, n)| (mv, n as f32 / total.max(1) as f32));
+                self.record_target(position, policy);
+            }
+            let temperature = if position.ply() < config.temperature_plies {
+                config.temperature_start
+            } else {
+                config.temperature_end
             };
+            let mv = self
+                .search
+                .choose_move(temperature, &mut self.rng)
+                .expect("an expanded root has moves");
             self.play(mv, config);
         }
     }

@@ -97,3 +97,23 @@ fn bench_measures_selfplay_beside_a_busy_process() {
     let busy = Command::new("pgrep").args(["-f", "while :; do :; done"]).output().unwrap();
     assert!(busy.stdout.is_empty(), "{}", String::from_utf8_lossy(&busy.stdout));
 }
+
+/// Numbers that cannot be a duration are refused by name before anything runs: seconds per
+/// measurement, and seconds a move in matches and play.
+#[test]
+fn durations_below_zero_or_not_finite_are_refused() {
+    for (args, flag) in [
+        (&["bench", "--seconds=-1"][..], "--seconds"),
+        (&["bench", "--seconds", "inf"][..], "--seconds"),
+        (&["match", "random", "random", "--time", "0"][..], "--time"),
+        (&["play", "--time", "nan"][..], "--time"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(args).output().unwrap();
+        let error = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            error.contains(flag) && error.contains("is not a number above 0"),
+            "{args:?}: {error}"
+        );
+    }
+}

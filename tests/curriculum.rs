@@ -175,6 +175,7 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
     let old = |minimax: &str| {
         text.replace("[search]\n", &format!("[search]\nminimax_weight = {minimax}\n"))
             .replace("[training]\n", "[training]\nlead_loss_weight = 0.0\n")
+            .replace("[selfplay]\n", "[selfplay]\nroot_search = { kind = \"puct\" }\n")
             .replace("curriculum = []\n", "")
     };
     std::fs::write(&stored, old("0.0")).unwrap();
@@ -189,6 +190,10 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
     let error = Run::open(&run_dir, None).err().expect("a removed option in use").to_string();
     assert!(error.contains("search.minimax_weight = 0.3") && error.contains("removed"), "{error}");
     assert_eq!(std::fs::read_to_string(&stored).unwrap(), old("0.3"), "nothing is rewritten");
+    let gumbel = old("0.0").replace("kind = \"puct\"", "kind = \"gumbel\", considered = 16");
+    std::fs::write(&stored, &gumbel).unwrap();
+    let error = Run::open(&run_dir, None).err().expect("a removed option in use").to_string();
+    assert!(error.contains("selfplay.root_search") && error.contains("removed"), "{error}");
 }
 
 /// The curriculum of a run may change on resume only for generations still to come: the

@@ -387,6 +387,8 @@ fn exported_agents_carry_their_rules_and_training() {
     let (_, metadata) = Network::load(&agent, tch::Device::Cpu).unwrap();
     assert_eq!(metadata["generation"], "1");
     assert_eq!(metadata["training_games"], "4");
+    // The run's folder name, not the exporting machine's path.
+    assert_eq!(metadata["source"], "run/checkpoints/gen-000001.safetensors");
     assert!(metadata.contains_key("elo") && metadata["training_config"].contains("[selfplay]"));
     assert!(
         metadata["training_config"].contains("reduction = 0.2\n"),

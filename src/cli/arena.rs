@@ -25,7 +25,7 @@ pub struct ArenaArgs {
     #[arg(long, default_value_t = 4)]
     pub opening_plies: u32,
     /// Seconds per move for every player (overrides the players' own limits).
-    #[arg(long)]
+    #[arg(long, value_parser = super::positive_number)]
     pub time: Option<f64>,
     /// Simulations (MCTS) or searched positions (alpha-beta) per move for every player.
     #[arg(long)]
@@ -54,15 +54,9 @@ pub struct ArenaArgs {
 }
 
 impl ArenaArgs {
-    fn limit(&self) -> anyhow::Result<Limit> {
-        let time = match self.time {
-            Some(t) if !(t > 0.0 && t.is_finite()) => {
-                bail!("--time must be a positive number of seconds, not {t}")
-            }
-            Some(t) => Some(Duration::from_secs_f64(t)),
-            None => None,
-        };
-        Ok(Limit { nodes: self.nodes, depth: self.depth, time })
+    fn limit(&self) -> Limit {
+        let time = self.time.map(Duration::from_secs_f64);
+        Limit { nodes: self.nodes, depth: self.depth, time }
     }
 
     fn settings(&self, specs: &[&PlayerSpec], sprt: Option<Sprt>) -> anyhow::Result<MatchSettings> {
@@ -77,8 +71,8 @@ impl ArenaArgs {
         for spec in specs {
             crate::players::check_rules(spec, &rules)?;
         }
-        let limit = self.limit()?;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let limit = self.limit();
+        let cores = crate::config::available_cores();
         let timed =
             limit.time.is_some() || (limit.is_empty() && specs.iter().any(|s| s.is_timed()));
         let parallel = self.parallel.unwrap_or(if timed { 1 } else { cores }).max(1);

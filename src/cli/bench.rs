@@ -23,7 +23,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub games: Option<usize>,
     /// Seconds per throughput measurement.
-    #[arg(long, default_value_t = 3.0)]
+    #[arg(long, default_value_t = 3.0, value_parser = super::positive_number)]
     pub seconds: f64,
     #[arg(long, default_value_t = 4)]
     pub perft_depth: u32,
@@ -73,7 +73,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         Some(path) => Network::load(path, device)?.0,
         None => Network::new(&config.net_config()?, device, Some(config.run.seed))?,
     };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::config::available_cores();
     let mut inference = network.inference_copy(config.run.precision)?;
     println!(
         "{} threads ({} cores, idle libtorch threads: {}), device {device:?}, search in {:?}, network {:?}{}",

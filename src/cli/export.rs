@@ -58,6 +58,22 @@ fn training_facts(checkpoint: &Path, generation: Option<u32>) -> BTreeMap<String
     facts
 }
 
+/// Where an agent came from, as its metadata and card say it: a run's checkpoint by its run's
+/// folder name (`default/checkpoints/gen-000134.safetensors`), any other file by its name. Not
+/// the whole path, which is of the exporting machine only and goes with the agent wherever it
+/// is shared.
+fn source_name(checkpoint: &Path) -> String {
+    let components: Vec<String> =
+        checkpoint.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    match components.as_slice() {
+        [.., run, folder, file] if folder == "checkpoints" && run != ".." => {
+            [run.as_str(), folder, file].join("/")
+        }
+        [.., file] => file.clone(),
+        [] => String::new(),
+    }
+}
+
 pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     let (mut network, metadata) = Network::load(&args.checkpoint, tch::Device::Cpu)?;
     let generation: Option<u32> = metadata.get("generation").and_then(|g| g.parse().ok());
@@ -65,7 +81,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     agent.remove("format");
     agent.remove("net_config");
     agent.extend(training_facts(&args.checkpoint, generation));
-    agent.insert("source".into(), args.checkpoint.display().to_string());
+    agent.insert("source".into(), source_name(&args.checkpoint));
     agent.insert("exported_by".into(), format!("epaminondas {}", env!("CARGO_PKG_VERSION")));
     if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
@@ -87,7 +103,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
             args.out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let mut text = format!(
             "# {name}\n\nExported from `{}` by epaminondas {}.\n\n",
-            args.checkpoint.display(),
+            source_name(&args.checkpoint),
             env!("CARGO_PKG_VERSION")
         );
         text += &format!("- Network: {:?}\n- Rules: {rules}\n", network.config);

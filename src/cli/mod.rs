@@ -85,6 +85,14 @@ pub struct PlotArgs {
     pub out: Option<std::path::PathBuf>,
 }
 
+/// A command-line number that must be above zero and finite (seconds, hours), for clap.
+pub fn positive_number(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(number) if number > 0.0 && number.is_finite() => Ok(number),
+        _ => Err(format!("{text:?} is not a number above 0 (e.g. 2 or 0.5)")),
+    }
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Train(args) => train::train(args),

@@ -28,7 +28,7 @@ pub struct PlayerChoice {
     #[arg(long)]
     pub sims: Option<u64>,
     /// Seconds per move.
-    #[arg(long)]
+    #[arg(long, value_parser = super::positive_number)]
     pub time: Option<f64>,
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
@@ -90,10 +90,6 @@ impl AgentArgs {
             spec.limit.nodes = Some(nodes.max(1));
         }
         if let Some(seconds) = choice.time {
-            anyhow::ensure!(
-                seconds > 0.0 && seconds.is_finite(),
-                "--time must be a positive number of seconds"
-            );
             spec.limit.time = Some(Duration::from_secs_f64(seconds));
         }
         let trained = match &spec.kind {

@@ -26,7 +26,7 @@ pub struct TrainArgs {
     pub generations: Option<u32>,
     /// Stops at the end of the first generation after which the run has trained this many hours
     /// in all (its wall time over every invocation, as the metrics' wall_seconds count it).
-    #[arg(long, value_parser = positive_hours)]
+    #[arg(long, value_parser = super::positive_number)]
     pub hours: Option<f64>,
     /// Overrides the config's device.
     #[arg(long, value_enum)]
@@ -64,14 +64,6 @@ impl TrainArgs {
     /// When this invocation stops.
     fn until(&self) -> Until {
         Until { generations: self.generations, hours: self.hours }
-    }
-}
-
-/// `--hours`: a number of hours above zero.
-fn positive_hours(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(hours) if hours > 0.0 && hours.is_finite() => Ok(hours),
-        _ => Err(format!("{text:?} is not a number of hours above 0 (e.g. 8 or 0.5)")),
     }
 }
 

@@ -34,20 +34,6 @@ impl RootNoise {
     }
 }
 
-/// How self-play searches at the root (players always use PUCT).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind", deny_unknown_fields)]
-pub enum RootSearch {
-    /// PUCT with Dirichlet noise on full searches; the policy target is the visit counts and
-    /// the move is drawn from them at the configured temperature.
-    #[default]
-    Puct,
-    /// Gumbel search (see [`crate::mcts::Search::begin_halving`]): sequential halving over at
-    /// most `considered` moves drawn by Gumbel-top-k, which replaces the root noise and the
-    /// temperature; the policy target is the improved policy.
-    Gumbel { considered: usize },
-}
-
 /// How a search chooses and evaluates.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -10,7 +10,6 @@
 //! the second does not, as a draw is the same result for both sides.
 
 use super::config::{Fpu, RootNoise, SearchConfig};
-use super::gumbel::{self, HalvingPlan, RootMove};
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator, Wdl};
 use crate::game::{Forced, Move, Position};
 use rand::Rng;
@@ -69,9 +68,8 @@ pub enum Gathered {
     Leaf { token: LeafToken, request: EvalRequest },
     /// The walk ended in a finished game; its exact value was backed up at once.
     Terminal,
-    /// The walk reached a leaf already waiting for evaluation, or a halving plan wants no visit
-    /// until the leaves in flight are back (or at all, once finished); nothing changed. Evaluate
-    /// what is pending before gathering more from this tree.
+    /// The walk reached a leaf already waiting for evaluation; nothing changed. Evaluate what is
+    /// pending before gathering more from this tree.
     Collision,
 }
 
@@ -106,9 +104,6 @@ pub struct Search {
     /// Whether the root's priors have had noise mixed in.
     root_noised: bool,
     pub noise_enabled: bool,
-    /// Sequential halving at the root for this search, when the driver asked for it
-    /// ([`Search::begin_halving`]); the root's choices are PUCT's without one.
-    halving: Option<HalvingPlan>,
 }
 
 /// A node below the root. With `forced_results`, a result certain two moves ahead counts as the
@@ -165,7 +160,6 @@ impl Search {
             pending: Vec::new(),
             root_noised: false,
             noise_enabled,
-            halving: None,
         }
     }
 
@@ -322,14 +316,7 @@ impl Search {
                     return Gathered::Leaf { token, request };
                 }
                 NodeState::Expanded { .. } => {
-                    let edge = if node == self.root && self.halving.is_some() {
-                        match self.halving_select() {
-                            Some(edge) => edge,
-                            None => return Gathered::Collision,
-                        }
-                    } else {
-                        self.select(node)
-                    };
+                    let edge = self.select(node);
                     path.push(edge);
                     let child = self.edges[edge as usize].child;
                     node = if child == NO_NODE {
@@ -588,7 +575,6 @@ impl Search {
         }
         self.compact(child);
         self.root_noised = false;
-        self.halving = None;
     }
 
     /// Turns noise on or off for the next searches (playout cap randomisation switches it per
@@ -647,99 +633,6 @@ impl Search {
         self.edges = edges;
         self.root = 0;
         self.pending.clear();
-    }
-
-    /// The root's moves as the halving plan reads them.
-    fn root_moves(&self) -> Vec<RootMove> {
-        self.edges[self.children(self.root)]
-            .iter()
-            .map(|e| {
-                let proof = self.proven(e);
-                RootMove {
-                    prior: e.prior,
-                    visits: e.visits,
-                    virtual_visits: e.virtual_visits,
-                    q: if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 },
-                    won: proof == Some(Proof::Won),
-                    lost: proof == Some(Proof::Lost),
-                }
-            })
-            .collect()
-    }
-
-    /// The root edge the plan sends the next simulation through, if it wants one.
-    fn halving_select(&mut self) -> Option<u32> {
-        let moves = self.root_moves();
-        let first = self.children(self.root).start;
-        let plan = self.halving.as_mut()?;
-        plan.select(&moves).map(|i| (first + i) as u32)
-    }
-
-    /// Starts a Gumbel search of `budget` simulations over at most `considered` root moves
-    /// (see [`super::gumbel`]): until [`Search::halving_finished`], the root's choices follow
-    /// sequential halving. Needs an expanded root; returns false (and starts nothing) without
-    /// one. Advancing the root ends the plan.
-    pub fn begin_halving(&mut self, budget: u32, considered: usize, rng: &mut impl Rng) -> bool {
-        if !matches!(self.nodes[self.root as usize].state, NodeState::Expanded { .. }) {
-            return false;
-        }
-        let root_value = self.nodes[self.root as usize].value;
-        self.halving =
-            Some(HalvingPlan::new(&self.root_moves(), root_value, budget, considered, rng));
-        true
-    }
-
-    /// Whether a halving plan runs for this search (finished or not).
-    pub fn halving_begun(&self) -> bool {
-        self.halving.is_some()
-    }
-
-    /// Whether the halving plan has spent its budget and chosen.
-    pub fn halving_finished(&self) -> bool {
-        self.halving.as_ref().is_some_and(HalvingPlan::finished)
-    }
-
-    /// The move the halving plan chooses (the best of the moves still in play), if one runs.
-    pub fn halving_choice(&self) -> Option<Move> {
-        let plan = self.halving.as_ref()?;
-        let moves = self.root_moves();
-        let first = self.children(self.root).start;
-        Some(self.edges[first + plan.choice(&moves)].mv)
-    }
-
-    /// The Gumbel policy target over the root's moves, in generation order: the priors moved
-    /// by the searched values (see [`super::gumbel`]). Sums to 1; empty at an unexpanded root.
-    pub fn improved_policy(&self) -> Vec<(Move, f32)> {
-        let moves = self.root_moves();
-        let policy = gumbel::improved_policy(&moves, self.nodes[self.root as usize].value);
-        self.edges[self.children(self.root)].iter().zip(policy).map(|(e, p)| (e.mv, p)).collect()
-    }
-
-    /// A whole Gumbel search: expands the root if need be, then runs a halving plan of `budget`
-    /// simulations over at most `considered` moves to its end, `batch` leaves a network call.
-    /// Returns the move it chooses (`None` at a finished game). For players and tests;
-    /// self-play drives the same steps across games.
-    pub fn run_halving(
-        &mut self,
-        evaluator: &mut dyn Evaluator,
-        budget: u32,
-        considered: usize,
-        batch: usize,
-        rng: &mut impl Rng,
-    ) -> Option<Move> {
-        if self.root_is_terminal() {
-            return None;
-        }
-        if !self.halving_begun() {
-            while !self.begin_halving(budget, considered, rng) {
-                self.run(evaluator, 1, 1, rng);
-            }
-        }
-        while !self.halving_finished() {
-            // The plan, not a count of walks, says when to stop.
-            self.search_round(evaluator, batch, u32::MAX, rng);
-        }
-        self.halving_choice()
     }
 
     /// Runs simulations until the root has `visits` visits, evaluating up to `batch` leaves of
