@@ -297,7 +297,7 @@ fn decode_chunk(bytes: &[u8], rules: &Rules, path: &Path) -> Result<Vec<Sample>,
 
 /// Path of a generation's chunk.
 pub fn chunk_path(dir: &Path, generation: u32) -> PathBuf {
-    dir.join(format!("gen-{generation:06}.bin"))
+    dir.join(format!("{}.bin", crate::util::generation_name(generation)))
 }
 
 pub fn write_chunk(

@@ -380,7 +380,7 @@ pub struct FinishedGame {
 /// The name self-play records give the network that played: `self-play:gen-N`, N the
 /// generation of its checkpoint.
 pub fn network_name(checkpoint_generation: u32) -> String {
-    format!("{NETWORK_NAME_PREFIX}gen-{checkpoint_generation:06}")
+    format!("{NETWORK_NAME_PREFIX}{}", crate::util::generation_name(checkpoint_generation))
 }
 
 /// How every [`network_name`] begins, and no opponent's spec does.

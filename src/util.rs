@@ -3,6 +3,13 @@
 use std::io::Write;
 use std::path::Path;
 
+/// The name of a generation's files and folders in a run (`gen-000042`: its checkpoint, replay
+/// chunk, games, journal, match and rating records), and of its checkpoint as a player in the
+/// run's ratings. Six digits so that they sort in order.
+pub fn generation_name(generation: u32) -> String {
+    format!("gen-{generation:06}")
+}
+
 /// Writes `bytes` to `path` so that `path` holds either its old content or all of the new one,
 /// never a part: write a temporary file beside it, flush it to disk, rename it over `path`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

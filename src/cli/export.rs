@@ -2,11 +2,12 @@
 //! rules it was trained for and what is known of its training and strength), plus a TorchScript
 //! module and a draft card.
 
-use crate::coach::rating::{checkpoint_name, read_ratings};
+use crate::coach::rating::read_ratings;
 use crate::coach::read_metrics;
 use crate::config::Config;
 use crate::nn::export::export_torchscript;
 use crate::nn::Network;
+use crate::util::generation_name;
 use anyhow::Context;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -42,7 +43,7 @@ fn training_facts(checkpoint: &Path, generation: Option<u32>) -> BTreeMap<String
         }
     }
     if let Ok(ratings) = read_ratings(&run.join("ratings").join("ratings.csv")) {
-        if let Some(row) = ratings.iter().find(|r| r.player == checkpoint_name(generation)) {
+        if let Some(row) = ratings.iter().find(|r| r.player == generation_name(generation)) {
             facts.insert("elo".into(), format!("{:.0}", row.elo));
             facts.insert("elo_error".into(), format!("{:.0}", row.error));
             facts.insert("elo_reference".into(), "training rating games: random = 0, checkpoints at the run's evaluation simulations".into());

@@ -80,7 +80,7 @@ impl ClusterGames {
         let newest = run.state.generation;
         let keep = run.config.selfplay.max_network_age + 2;
         for generation in newest.saturating_sub(keep - 1).max(1)..=newest {
-            let path = run.dir.join("games").join(format!("gen-{generation:06}.txt"));
+            let path = crate::coach::games_path(&run.dir, generation);
             let ids = match std::fs::read_to_string(&path) {
                 Ok(text) => GameRecord::parse_all(&text)
                     .map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?
@@ -237,8 +237,9 @@ impl ClusterGames {
             if said_at.elapsed() >= HEARTBEAT {
                 said_at = Instant::now();
                 observer.message(&format!(
-                    "generation {number}: {} of {wanted} games; waiting for workers (network gen-{version:06} is published)",
-                    games.len()
+                    "generation {number}: {} of {wanted} games; waiting for workers (network {} is published)",
+                    games.len(),
+                    crate::util::generation_name(version)
                 ));
             }
         }

@@ -55,7 +55,11 @@ pub struct NetworkNotice {
 
 impl NetworkNotice {
     pub fn new(run: &str, version: u32) -> NetworkNotice {
-        NetworkNotice { run: run.into(), version, object: format!("{run}-gen-{version:06}") }
+        NetworkNotice {
+            run: run.into(),
+            version,
+            object: format!("{run}-{}", crate::util::generation_name(version)),
+        }
     }
 
     pub fn encode(&self) -> Vec<u8> {

@@ -29,7 +29,7 @@ impl Journal {
     /// removed: they belong to generations already committed (their removal was interrupted).
     pub fn open(run_dir: &Path, generation: u32, rules: Rules) -> Result<Journal, RunError> {
         let parent = run_dir.join("selfplay");
-        let dir = parent.join(format!("gen-{generation:06}"));
+        let dir = parent.join(crate::util::generation_name(generation));
         if let Ok(entries) = std::fs::read_dir(&parent) {
             for stale in
                 entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|path| *path != dir)

@@ -14,12 +14,12 @@
 use super::checkpoint_path;
 use super::files::{io, read_csv, write_file, RunError};
 use super::journal::Journal;
-use super::rating::checkpoint_name;
 use crate::arena::{continue_match, games_from_records, MatchSettings};
 use crate::config::{Config, MatchesConfig};
 use crate::nn::configure_threads;
 use crate::players::Limit;
 use crate::replay::{samples_of_game, Sample};
+use crate::util::generation_name;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ pub struct PlayedMatch {
 }
 
 pub fn records_path(dir: &Path, generation: u32) -> PathBuf {
-    dir.join("matches").join(format!("gen-{generation:06}.txt"))
+    dir.join("matches").join(format!("{}.txt", generation_name(generation)))
 }
 
 /// The records of the matches of generations 1..=`generation` that are there (a run that took
@@ -80,7 +80,7 @@ pub fn play(
 ) -> Result<PlayedMatch, RunError> {
     let checkpoint = generation - 1;
     let agent =
-        matches.agent_spec(&checkpoint_path(dir, checkpoint), &checkpoint_name(checkpoint))?;
+        matches.agent_spec(&checkpoint_path(dir, checkpoint), &generation_name(checkpoint))?;
     let opponent = matches.opponent_spec()?;
     let settings = MatchSettings {
         rules: config.rules,
@@ -95,7 +95,7 @@ pub fn play(
         sprt: None,
     };
     let journal_problem = |e: crate::arena::ArenaError| RunError::Corrupt {
-        path: dir.join("selfplay").join(format!("gen-{generation:06}")),
+        path: dir.join("selfplay").join(generation_name(generation)),
         problem: format!("the saved games of generation {generation}'s match: {e}"),
     };
     let earlier = games_from_records(journal.match_games()?, &agent, &opponent, &settings)

@@ -36,6 +36,7 @@ use crate::nn::{configure_threads, Network};
 use crate::replay::{self, ReplayBuffer, Sample};
 use crate::selfplay;
 use crate::train::{self, Round};
+use crate::util::generation_name;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -282,7 +283,12 @@ pub struct Run {
 }
 
 pub fn checkpoint_path(dir: &Path, generation: u32) -> PathBuf {
-    dir.join("checkpoints").join(format!("gen-{generation:06}.safetensors"))
+    dir.join("checkpoints").join(format!("{}.safetensors", generation_name(generation)))
+}
+
+/// The records of a generation's games in the run `dir`.
+pub fn games_path(dir: &Path, generation: u32) -> PathBuf {
+    dir.join("games").join(format!("{}.txt", generation_name(generation)))
 }
 
 /// What a training invocation carries from generation to generation.
@@ -741,10 +747,7 @@ impl Run {
             &generation.rules,
         )?;
         let text: String = games.records.iter().map(|r| format!("{r}\n")).collect();
-        write_file(
-            &self.dir.join("games").join(format!("gen-{:06}.txt", generation.number)),
-            text.as_bytes(),
-        )
+        write_file(&games_path(&self.dir, generation.number), text.as_bytes())
     }
 
     /// Adds the new samples to the window and trains on it: as many steps as the config asks,

@@ -10,6 +10,7 @@ use crate::arena::{play_match, MatchSettings};
 use crate::config::Config;
 use crate::nn::configure_threads;
 use crate::players::{Limit, PlayerKind, PlayerSpec};
+use crate::util::generation_name;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,16 +37,12 @@ pub struct RatingRow {
     pub games: usize,
 }
 
-pub fn checkpoint_name(generation: u32) -> String {
-    format!("gen-{generation:06}")
-}
-
 fn checkpoint_player(dir: &Path, generation: u32, simulations: u64) -> PlayerSpec {
     let limit = Limit { nodes: Some(simulations), ..Limit::default() };
     PlayerSpec::new(
         PlayerKind::Net(checkpoint_path(dir, generation)),
         limit,
-        checkpoint_name(generation),
+        generation_name(generation),
     )
 }
 
@@ -121,7 +118,7 @@ pub fn rate(
         }
     }
     write_file(
-        &ratings_dir.join(format!("{}.txt", checkpoint_name(generation))),
+        &ratings_dir.join(format!("{}.txt", generation_name(generation))),
         records.as_bytes(),
     )?;
     write_csv(&games_path, &games)?;
@@ -158,7 +155,7 @@ pub fn fit_all(games: &[RatingGame], seed: u64) -> Vec<RatingRow> {
         .collect();
     let anchor = index
         .get("random")
-        .or_else(|| index.get(checkpoint_name(0).as_str()))
+        .or_else(|| index.get(generation_name(0).as_str()))
         .copied()
         .unwrap_or(0);
     let fitted = fit_with_errors(names.len(), &rated, anchor, 100, seed);
