@@ -43,6 +43,22 @@ pub struct ClusterRow {
     pub seconds: f64,
 }
 
+/// What the learner does with a delivered game.
+enum Verdict {
+    /// A game of this generation's networks, new: it joins the generation.
+    Take(Box<GameMessage>),
+    /// Unreadable, or of another run: refused for good, with the reason to say.
+    Refuse(String),
+    /// Delivered again after its generation was committed: acknowledged, not counted.
+    Committed,
+    /// Delivered again while its generation takes its games (it is in the journal already):
+    /// held, to be acknowledged with the generation.
+    InJournal,
+    /// Played by a network too old (or too new) for this generation, or on a board the
+    /// curriculum has left: acknowledged and dropped.
+    TooOld,
+}
+
 /// The games of a run's generations from a cluster's workers.
 pub struct ClusterGames {
     cluster: Cluster,
@@ -108,6 +124,78 @@ impl ClusterGames {
         }
     }
 
+    /// Publishes the network that plays generation `version + 1` and removes from the store
+    /// the networks too old to play for it.
+    fn publish_network(&self, run: &Run, run_id: &str, version: u32) -> Result<(), ClusterError> {
+        let path = checkpoint_path(&run.dir, version);
+        let weights =
+            std::fs::read(&path).map_err(|source| RunError::Io { path: path.clone(), source })?;
+        self.cluster.publish_network(&NetworkNotice::new(run_id, version), &weights)?;
+        let keep: Vec<String> = (version.saturating_sub(run.config.selfplay.max_network_age)
+            ..=version)
+            .map(|v| NetworkNotice::new(run_id, v).object)
+            .collect();
+        self.cluster.prune_networks(&keep)
+    }
+
+    /// Up to `count` games from the stream; none after an error, which is said, waited out,
+    /// and met with a new consumer (which gets every game not acknowledged, those held
+    /// included: they count once, by id).
+    fn next_games(&mut self, count: usize, observer: &dyn Observer) -> Vec<Delivery> {
+        let consumer = &self.joined.as_ref().expect("joined before taking games").1;
+        match self.cluster.next_games(consumer, count, Duration::from_secs(2)) {
+            Ok(deliveries) => deliveries,
+            Err(error) => {
+                observer.message(&format!("{error}; asking again in 5 s"));
+                std::thread::sleep(Duration::from_secs(5));
+                if let Ok(consumer) = self.cluster.games_consumer() {
+                    self.joined.as_mut().expect("joined before taking games").1 = consumer;
+                    self.held.clear();
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    /// What to do with a game delivered while generation `generation` (played by network
+    /// `generation - 1`) takes its games; `taken` holds the ids of those it has.
+    fn judge(
+        &self,
+        delivery: &Delivery,
+        run: &Run,
+        run_id: &str,
+        generation: &Generation,
+        taken: &HashSet<String>,
+    ) -> Verdict {
+        let message = match GameMessage::decode(delivery.payload(), &run.config.rules) {
+            Ok(message) if message.header.run == run_id => message,
+            Ok(message) => {
+                return Verdict::Refuse(format!(
+                    "refused a game of another run ({}) from worker {}",
+                    message.header.run, message.header.worker
+                ))
+            }
+            Err(error) => return Verdict::Refuse(format!("refused {error}")),
+        };
+        let id = message.id();
+        if self.committed.iter().any(|c| c.contains(&id)) {
+            return Verdict::Committed;
+        }
+        if taken.contains(&id) {
+            return Verdict::InJournal;
+        }
+        let version = generation.number - 1;
+        let network = message.header.network;
+        let board = |r: &crate::game::Rules| (r.width, r.height);
+        if network > version
+            || network + run.config.selfplay.max_network_age < version
+            || board(message.record.start.rules()) != board(&generation.rules)
+        {
+            return Verdict::TooOld;
+        }
+        Verdict::Take(Box::new(message))
+    }
+
     fn collect(
         &mut self,
         run: &Run,
@@ -117,18 +205,10 @@ impl ClusterGames {
         if self.joined.is_none() {
             self.join(run, observer)?;
         }
-        let (run_id, _) = self.joined.as_ref().expect("joined above");
-        let run_id = run_id.clone();
+        let run_id = self.joined.as_ref().expect("joined above").0.clone();
         let number = generation.number;
         let version = number - 1;
-        let weights = std::fs::read(checkpoint_path(&run.dir, version))
-            .map_err(|e| RunError::Io { path: checkpoint_path(&run.dir, version), source: e })?;
-        self.cluster.publish_network(&NetworkNotice::new(&run_id, version), &weights)?;
-        let max_age = run.config.selfplay.max_network_age;
-        let keep: Vec<String> = (version.saturating_sub(max_age)..=version)
-            .map(|v| NetworkNotice::new(&run_id, v).object)
-            .collect();
-        self.cluster.prune_networks(&keep)?;
+        self.publish_network(run, &run_id, version)?;
 
         let wanted = run.config.selfplay.games_per_generation;
         let mut games = generation.journal.finished_games()?;
@@ -154,72 +234,39 @@ impl ClusterGames {
         let started = Instant::now();
         let (mut simulations, mut said_at) = (0, Instant::now());
         while games.len() < wanted {
-            let consumer = &self.joined.as_ref().expect("joined above").1;
-            let deliveries = match self.cluster.next_games(
-                consumer,
-                wanted - games.len(),
-                Duration::from_secs(2),
-            ) {
-                Ok(deliveries) => deliveries,
-                Err(error) => {
-                    // The server restarting, or the consumer lost: a new consumer gets every
-                    // game not acknowledged, those held included (they count once, by id).
-                    observer.message(&format!("{error}; asking again in 5 s"));
-                    std::thread::sleep(Duration::from_secs(5));
-                    if let Ok(consumer) = self.cluster.games_consumer() {
-                        self.joined.as_mut().expect("joined above").1 = consumer;
-                        self.held.clear();
-                    }
-                    continue;
-                }
-            };
-            for delivery in deliveries {
-                let message = match GameMessage::decode(delivery.payload(), &run.config.rules) {
-                    Ok(message) if message.header.run == run_id => message,
-                    Ok(message) => {
+            for delivery in self.next_games(wanted - games.len(), observer) {
+                let message = match self.judge(&delivery, run, &run_id, generation, &ids) {
+                    Verdict::Take(message) => message,
+                    Verdict::Refuse(reason) => {
                         row.refused += 1;
-                        observer.message(&format!(
-                            "refused a game of another run ({}) from worker {}",
-                            message.header.run, message.header.worker
-                        ));
+                        observer.message(&reason);
                         unsettled(observer, self.cluster.refuse(&delivery));
                         continue;
                     }
-                    Err(error) => {
-                        row.refused += 1;
-                        observer.message(&format!("refused {error}"));
-                        unsettled(observer, self.cluster.refuse(&delivery));
+                    Verdict::Committed => {
+                        row.repeated += 1;
+                        unsettled(observer, self.cluster.acknowledge(&[delivery]));
+                        continue;
+                    }
+                    Verdict::InJournal => {
+                        // Acknowledged with the generation.
+                        row.repeated += 1;
+                        self.held.push(delivery);
+                        continue;
+                    }
+                    Verdict::TooOld => {
+                        row.too_old += 1;
+                        unsettled(observer, self.cluster.acknowledge(&[delivery]));
                         continue;
                     }
                 };
                 let id = message.id();
-                if self.committed.iter().any(|c| c.contains(&id)) {
-                    row.repeated += 1;
-                    unsettled(observer, self.cluster.acknowledge(&[delivery]));
-                    continue;
-                }
-                if ids.contains(&id) {
-                    // In the journal already: acknowledged with the generation.
-                    row.repeated += 1;
-                    self.held.push(delivery);
-                    continue;
-                }
-                let network = message.header.network;
-                let board = |r: &crate::game::Rules| (r.width, r.height);
-                if network > version
-                    || network + max_age < version
-                    || board(message.record.start.rules()) != board(&generation.rules)
-                {
-                    row.too_old += 1;
-                    unsettled(observer, self.cluster.acknowledge(&[delivery]));
-                    continue;
-                }
                 simulations += message.header.simulations;
                 let record = message
                     .record
                     .with_tag(WORKER_TAG, &message.header.worker)
                     .with_tag(GAME_TAG, &id)
-                    .with_tag(NETWORK_TAG, network);
+                    .with_tag(NETWORK_TAG, message.header.network);
                 let game = FinishedGame {
                     index: games.len(),
                     record,
