@@ -64,14 +64,19 @@ fn training_facts(checkpoint: &Path, generation: Option<u32>) -> BTreeMap<String
 /// the whole path, which is of the exporting machine only and goes with the agent wherever it
 /// is shared.
 fn source_name(checkpoint: &Path) -> String {
-    let components: Vec<String> =
-        checkpoint.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-    match components.as_slice() {
-        [.., run, folder, file] if folder == "checkpoints" && run != ".." => {
-            [run.as_str(), folder, file].join("/")
+    let names: Vec<Option<String>> = checkpoint
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(name) => Some(name.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    match names.as_slice() {
+        [.., Some(run), Some(folder), Some(file)] if folder == "checkpoints" => {
+            format!("{run}/{folder}/{file}")
         }
-        [.., file] => file.clone(),
-        [] => String::new(),
+        [.., Some(file)] => file.clone(),
+        _ => checkpoint.display().to_string(),
     }
 }
 
@@ -129,4 +134,29 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
         println!("card: {}", card.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::source_name;
+    use std::path::Path;
+
+    #[test]
+    fn a_source_is_named_by_its_run_folder_or_its_file_never_the_whole_path() {
+        let cases = [
+            (
+                "/home/someone/runs/default/checkpoints/gen-000134.safetensors",
+                "default/checkpoints/gen-000134.safetensors",
+            ),
+            (
+                "runs/8x8/checkpoints/gen-000070.safetensors",
+                "8x8/checkpoints/gen-000070.safetensors",
+            ),
+            ("./checkpoints/gen-000001.safetensors", "gen-000001.safetensors"),
+            ("/tmp/agents/best.safetensors", "best.safetensors"),
+        ];
+        for (path, name) in cases {
+            assert_eq!(source_name(Path::new(path)), name, "{path}");
+        }
+    }
 }
