@@ -452,3 +452,125 @@ fn elo_panel(
         .draw()?;
     Ok(())
 }
+
+/// One row of a yardstick file: a checkpoint of the run against one opponent, in
+/// `epaminondas match` (the score is the checkpoint's).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
+pub struct YardstickRow {
+    pub generation: u32,
+    pub opponent: String,
+    pub wins: u32,
+    pub draws: u32,
+    pub losses: u32,
+}
+
+/// Why a yardstick picture could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum YardstickError {
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+    #[error("{path}: no rows to plot")]
+    Empty { path: PathBuf },
+    #[error("{path}: generation {generation} is not in the run's metrics.csv")]
+    UnknownGeneration { path: PathBuf, generation: u32 },
+}
+
+/// Draws `scores.svg` into `out` (default `RUN/plots`): the score of the run's checkpoints
+/// against each opponent of the yardstick file `scores` (CSV of [`YardstickRow`]), by hours of
+/// training (the generation's `wall_seconds`), with 95% intervals. Returns its path.
+pub fn plot_yardstick(
+    run: &Path,
+    scores: &Path,
+    out: Option<&Path>,
+) -> Result<PathBuf, YardstickError> {
+    let metrics = read_metrics(&run.join("metrics.csv"), u32::MAX).map_err(PlotError::from)?;
+    let rows: Vec<YardstickRow> =
+        crate::coach::files::read_csv(scores, |_| true).map_err(PlotError::from)?;
+    if rows.is_empty() {
+        return Err(YardstickError::Empty { path: scores.to_path_buf() });
+    }
+    let mut points = Vec::new();
+    for row in &rows {
+        let hours = match row.generation {
+            0 => 0.0,
+            g => match metrics.iter().find(|m| m.generation == g) {
+                Some(m) => m.wall_seconds / 3600.0,
+                None => {
+                    return Err(YardstickError::UnknownGeneration {
+                        path: scores.to_path_buf(),
+                        generation: g,
+                    })
+                }
+            },
+        };
+        let tally = Tally { wins: row.wins, draws: row.draws, losses: row.losses };
+        let (low, high) = tally.score_interval();
+        points.push((
+            row.opponent.as_str(),
+            hours,
+            100.0 * tally.score(),
+            100.0 * low,
+            100.0 * high,
+        ));
+    }
+    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| run.join("plots"));
+    std::fs::create_dir_all(&dir)
+        .map_err(|source| PlotError::from(RunError::Io { path: dir.clone(), source }))?;
+    let path = dir.join("scores.svg");
+    draw_yardstick(&path, &points)
+        .map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    Ok(path)
+}
+
+/// (opponent, hours, score, low, high), scores in percent.
+type YardstickPoint<'a> = (&'a str, f64, f64, f64, f64);
+
+fn draw_yardstick(path: &Path, points: &[YardstickPoint]) -> DrawResult {
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let last_hour = points.iter().map(|p| p.1).fold(1.0, f64::max);
+    let mut chart = ChartBuilder::on(&root)
+        .caption("score against each opponent (%, 95% intervals)", ("sans-serif", 18))
+        .margin(15)
+        .x_label_area_size(35)
+        .y_label_area_size(40)
+        .build_cartesian_2d(0.0..last_hour * 1.05, 0.0..100.0)?;
+    chart.configure_mesh().x_desc("hours of training").draw()?;
+    let mut names: Vec<&str> = Vec::new();
+    for point in points {
+        if !names.contains(&point.0) {
+            names.push(point.0);
+        }
+    }
+    let colours =
+        [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
+    for (name, colour) in names.into_iter().zip(colours.iter().cycle()) {
+        let colour = *colour;
+        let mut series: Vec<YardstickPoint> =
+            points.iter().filter(|p| p.0 == name).copied().collect();
+        series.sort_by(|a, b| a.1.total_cmp(&b.1));
+        chart.draw_series(series.iter().map(|&(_, x, _, low, high)| {
+            PathElement::new(vec![(x, low), (x, high)], colour.stroke_width(1))
+        }))?;
+        chart
+            .draw_series(LineSeries::new(
+                series.iter().map(|&(_, x, score, _, _)| (x, score)),
+                colour.stroke_width(2),
+            ))?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
+        chart.draw_series(
+            series.iter().map(|&(_, x, score, _, _)| Circle::new((x, score), 3, colour.filled())),
+        )?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}

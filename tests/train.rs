@@ -135,6 +135,22 @@ fn generations_add_up_across_invocations() {
         matches!(&err, epaminondas::plot::PlotError::Unrated(path) if *path == unrated),
         "{err}"
     );
+    // The yardstick picture: match scores by hours of training, one line an opponent.
+    let yardstick = dir.path().join("yardstick.csv");
+    std::fs::write(
+        &yardstick,
+        "generation,opponent,wins,draws,losses\n0,greedy,10,0,90\n2,greedy,60,10,30\n2,alphabeta,5,0,95\n",
+    )
+    .unwrap();
+    let scores = epaminondas::plot::plot_yardstick(&run_dir, &yardstick, None).unwrap();
+    assert_eq!(scores, run_dir.join("plots/scores.svg"));
+    let svg = std::fs::read_to_string(scores).unwrap();
+    assert!(
+        svg.contains("hours of training") && svg.contains("greedy") && svg.contains("alphabeta")
+    );
+    std::fs::write(&yardstick, "generation,opponent,wins,draws,losses\n7,greedy,1,0,1\n").unwrap();
+    let err = epaminondas::plot::plot_yardstick(&run_dir, &yardstick, None).unwrap_err();
+    assert!(err.to_string().contains("generation 7 is not in the run's metrics.csv"), "{err}");
 }
 
 /// `--hours` counts the run's training time over every invocation and stops at the end of the

@@ -83,6 +83,10 @@ pub struct PlotArgs {
     /// current folder).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    /// Draws scores.svg instead: the run's checkpoints against each opponent by hours of
+    /// training, from this CSV (generation,opponent,wins,draws,losses: `match` results).
+    #[arg(long, value_name = "CSV")]
+    pub yardstick: Option<std::path::PathBuf>,
 }
 
 /// A command-line number that must be above zero and finite (seconds, hours), for clap.
@@ -103,9 +107,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Compare(args) => arena::compare(args),
         Command::Tally(args) => arena::tally(args),
         Command::Plot(args) => {
-            let path = match args.runs.as_slice() {
-                [run] => crate::plot::plot_run(run, args.out.as_deref())?,
-                runs => crate::plot::plot_comparison(
+            let path = match (args.runs.as_slice(), &args.yardstick) {
+                ([run], Some(scores)) => {
+                    crate::plot::plot_yardstick(run, scores, args.out.as_deref())?
+                }
+                (_, Some(_)) => anyhow::bail!("--yardstick draws one run's scores: name one run"),
+                ([run], None) => crate::plot::plot_run(run, args.out.as_deref())?,
+                (runs, None) => crate::plot::plot_comparison(
                     runs,
                     args.out.as_deref().unwrap_or(std::path::Path::new(".")),
                 )?,
