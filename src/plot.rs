@@ -142,8 +142,6 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
             .flat_map(|p| [p.elo - p.error, p.elo + p.error])
             .chain(curves.iter().flat_map(|c| c.baselines.iter().map(|b| b.1))),
     );
-    let colours =
-        [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
     for (panel, (caption, x_desc, x)) in panels.iter().zip([
         (
             "Elo (random = 0) against hours",
@@ -160,7 +158,8 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
             .y_label_area_size(50)
             .build_cartesian_2d(x_range.clone(), elo.clone())?;
         chart.configure_mesh().x_desc(x_desc).draw()?;
-        for (index, (curve, colour)) in curves.iter().zip(colours.iter().cycle()).enumerate() {
+        for (index, (curve, colour)) in curves.iter().zip(SERIES_COLOURS.iter().cycle()).enumerate()
+        {
             let colour = *colour;
             // Each run's labels start further right, so runs with equal baselines stay legible.
             let label_x = x_range.start + (x_range.end - x_range.start) * 0.3 * (index % 3) as f64;
@@ -208,6 +207,10 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The colours of a picture's series (runs, opponents), in order.
+const SERIES_COLOURS: [RGBColor; 4] =
+    [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
 
 /// A run's scores against other players: in self-play's games (`opponents.csv`) and in its
 /// matches (`matches.csv`).
@@ -351,9 +354,7 @@ fn scores_panel(
             names.push(&row.opponent);
         }
     }
-    let colours =
-        [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
-    for (name, colour) in names.into_iter().zip(colours.iter().cycle()) {
+    for (name, colour) in names.into_iter().zip(SERIES_COLOURS.iter().cycle()) {
         let colour = *colour;
         let points: Vec<(f64, f64)> = scores
             .opponents
@@ -419,13 +420,13 @@ fn elo_panel(
         .y_label_area_size(50)
         .build_cartesian_2d(x_range.clone(), elo)?;
     chart.configure_mesh().x_desc(x_desc).draw()?;
-    let colours = [
+    let baseline_colours = [
         RGBColor(120, 120, 120),
         RGBColor(0, 150, 0),
         RGBColor(200, 120, 0),
         RGBColor(150, 0, 150),
     ];
-    for ((name, rating), colour) in baselines.iter().zip(colours.iter().cycle()) {
+    for ((name, rating), colour) in baselines.iter().zip(baseline_colours.iter().cycle()) {
         let colour = *colour;
         chart
             .draw_series(LineSeries::new(
@@ -542,9 +543,7 @@ fn draw_yardstick(path: &Path, points: &[YardstickPoint]) -> DrawResult {
             names.push(point.0);
         }
     }
-    let colours =
-        [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
-    for (name, colour) in names.into_iter().zip(colours.iter().cycle()) {
+    for (name, colour) in names.into_iter().zip(SERIES_COLOURS.iter().cycle()) {
         let colour = *colour;
         let mut series: Vec<YardstickPoint> =
             points.iter().filter(|p| p.0 == name).copied().collect();
