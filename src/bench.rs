@@ -93,17 +93,33 @@ pub fn perft_row(rules: game::Rules, depth: u32) -> BenchRow {
     )
 }
 
+/// The side of the square matrices whose product measures `device`'s limit: 2048 fills a CPU's
+/// vector units, but on a GPU a product that small finishes in tens of microseconds and the
+/// launch and the wait for it would be timed instead of the arithmetic.
+pub fn matmul_side(device: Device) -> i64 {
+    if device.is_cuda() {
+        8192
+    } else {
+        2048
+    }
+}
+
 /// The machine's limit in `kind` (float32, or bfloat16 as half-precision search computes):
-/// matrix products of 2048 x 2048 on `device`.
+/// products of [`matmul_side`] square matrices on `device`, four at a time between waits for
+/// the device, so that on a GPU the next product is queued while one computes.
 pub fn matmul_flops(device: Device, kind: Kind, seconds: f64) -> f64 {
-    let n = 2048i64;
+    const PRODUCTS_PER_WAIT: i64 = 4;
+    let n = matmul_side(device);
     let a = Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind);
     let b = Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind);
     let per_second = rate(seconds, || {
-        let c = a.matmul(&b);
-        let _ = c.double_value(&[0, 0]); // forces the work on asynchronous devices
+        let mut c = a.matmul(&b);
+        for _ in 1..PRODUCTS_PER_WAIT {
+            c = a.matmul(&b);
+        }
+        let _ = c.double_value(&[0, 0]); // waits for the work on asynchronous devices
     });
-    per_second * 2.0 * (n * n * n) as f64
+    per_second * (PRODUCTS_PER_WAIT * 2 * n * n * n) as f64
 }
 
 /// Network throughput at each batch: forward passes alone (the FLOP/s figure) and through the
@@ -124,10 +140,8 @@ pub fn network_rows(
     for &batch in batches {
         let refs: Vec<&Position> = positions[..batch].iter().collect();
         let inputs = encode_batch(&refs, network.config.inputs());
-        let forward = batch as f64
-            * rate(seconds, || {
-                let _ = network.infer(&inputs, batch, rules.width, rules.height);
-            });
+        let xs = network.upload(&inputs, batch, rules.width, rules.height);
+        let forward = batch as f64 * rate(seconds, || network.forward_and_wait(&xs));
         let flops = forward * flops_per_eval;
         rows.push(BenchRow::new("network forward", Some(batch), forward, "evals/s").against(
             flops / machine_flops,
@@ -163,7 +177,7 @@ fn play_selfplay(
 ) -> Result<(selfplay::SelfPlayOutput, f64), NetError> {
     let selfplay_config =
         crate::config::SelfPlayConfig { games_per_generation: games, ..config.selfplay.clone() };
-    let lanes = selfplay_config.lanes_on(network.device(), config.run.threads());
+    let lanes = selfplay_config.lanes(config.run.threads());
     let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
     let Ok(output) = selfplay::play_games(
         &mut evaluators,
@@ -222,27 +236,28 @@ pub fn selfplay_and_training_rows(
     seconds: f64,
 ) -> Result<Vec<BenchRow>, NetError> {
     let mut rows = Vec::new();
-    // Fewer games than `parallel_games` play in a smaller lockstep, so the network is compared
-    // at the batch the games actually start with (4 games of 2 leaves: 8, not 64).
-    let batch = config.selfplay.parallel_games.min(games).max(1) * config.selfplay.leaves_per_game;
-    let mut inference = network.inference_copy(config.run.precision)?;
+    // The network is compared at the batch a lane's games send it: fewer games than
+    // `parallel_games` play in a smaller lockstep (4 games of 2 leaves: 8, not 64), and the
+    // lanes share the games.
+    let lanes = config.selfplay.lanes(config.run.threads());
+    let batch = config.selfplay.parallel_games.min(games).max(1).div_ceil(lanes)
+        * config.selfplay.leaves_per_game;
+    // Against the network's forward passes at that batch: how near self-play comes to keeping
+    // the network busy.
+    let inference = network.inference_copy(config.run.precision)?;
     let positions = sample_positions(config.rules, batch, 2);
-    let requests: Vec<EvalRequest> =
-        positions.iter().map(|p| EvalRequest { position: *p, moves: p.legal_moves() }).collect();
-    let network_rate = batch as f64
-        * rate(seconds, || {
-            let _ = inference.evaluate(&requests);
-        });
-
+    let refs: Vec<&Position> = positions.iter().collect();
+    let inputs = encode_batch(&refs, inference.config.inputs());
+    let xs = inference.upload(&inputs, batch, config.rules.width, config.rules.height);
+    let network_rate = batch as f64 * rate(seconds, || inference.forward_and_wait(&xs));
     drop(inference);
     let (output, hits) = play_selfplay(&network, config, games)?;
     let stats = output.stats;
     let sims = stats.simulations as f64 / stats.seconds;
-    let lanes = config.selfplay.lanes_on(network.device(), config.run.threads());
     let label = format!("self-play search ({lanes} lane{})", if lanes == 1 { "" } else { "s" });
     rows.push(BenchRow::new(&label, Some(batch), sims, "sims/s").against(
         sims / network_rate,
-        &format!("of network evaluate at batch {batch} ({network_rate:.0}/s)"),
+        &format!("of network forward at batch {batch} ({network_rate:.0}/s)"),
     ));
     rows.push(BenchRow::new(
         &format!(

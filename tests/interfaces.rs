@@ -1,6 +1,7 @@
 //! The ways people and programs use an agent: the engine protocol, terminal play, export.
 
 use epaminondas::engine::EngineSession;
+use epaminondas::evaluator::{EvalRequest, Evaluator};
 use epaminondas::game::{GameRecord, Position, RecordResult, Rules, Status};
 use epaminondas::nn::{model::NetConfig, DeviceChoice, Network};
 use std::io::Write;
@@ -334,6 +335,52 @@ fn torchscript_export_matches_the_network() {
             assert!((out[i * width + width - 3 + k] - wdl[i * 3 + k]).abs() < 1e-5);
         }
     }
+}
+
+/// Search's evaluator picks each legal move's logit out on the device: its priors are the
+/// softmax of the full policy's logits at the moves' indices, its values the full output's,
+/// for every position of a batch (rows must not mix).
+#[test]
+fn evaluator_priors_are_the_legal_moves_softmax_of_the_full_policy() {
+    let mut network =
+        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(5)).unwrap();
+    tch::no_grad(|| {
+        for (_, mut variable) in network.vs.variables() {
+            let noise = variable.randn_like() * 0.3;
+            variable.copy_(&(&variable + noise));
+        }
+    });
+    let mut position = Position::standard();
+    let mut requests = Vec::new();
+    for ply in 0..5 {
+        let moves = position.legal_moves();
+        requests.push(EvalRequest { position, moves: moves.clone() });
+        position = position.play_unchecked(moves[(7 * ply + 3) % moves.len()]);
+    }
+    let refs: Vec<&Position> = requests.iter().map(|r| &r.position).collect();
+    let inputs = epaminondas::nn::encode_batch(&refs, network.config.inputs());
+    let (policy, wdl) = network.infer(&inputs, requests.len(), 14, 12);
+    let evaluations = network.evaluate(&requests);
+    let policy_size = 64 * 12 * 14;
+    for (row, (request, evaluation)) in requests.iter().zip(&evaluations).enumerate() {
+        let logits: Vec<f32> = request
+            .moves
+            .iter()
+            .map(|mv| {
+                policy[row * policy_size + epaminondas::encode::move_index(&request.position, *mv)]
+            })
+            .collect();
+        let expected = epaminondas::nn::softmax(&logits);
+        assert_eq!(evaluation.priors.len(), expected.len());
+        for (got, want) in evaluation.priors.iter().zip(&expected) {
+            assert!((got - want).abs() < 1e-5, "row {row}: {got} against {want}");
+        }
+        assert!((evaluation.value - (wdl[3 * row] - wdl[3 * row + 2])).abs() < 1e-5);
+        assert!((evaluation.draw - wdl[3 * row + 1]).abs() < 1e-5);
+    }
+    // The priors are not all alike, or the comparison would prove little.
+    let first = &evaluations[0].priors;
+    assert!(first.iter().any(|p| (p - first[0]).abs() > 1e-4));
 }
 
 /// `export` of a run's checkpoint carries the rules and training facts (its config as this

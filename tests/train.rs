@@ -815,20 +815,19 @@ fn configs_name_only_what_differs_from_the_defaults() {
     assert!(!default.to_toml().contains("threads"));
 }
 
-/// Self-play's lanes: by default one per thread on a CPU and one on a GPU; a number set is
-/// kept; never more lanes than games in lockstep.
+/// Self-play's lanes: by default one per thread, on any device; a number set is kept; never
+/// more lanes than games in lockstep.
 #[test]
-fn self_play_runs_a_lane_per_thread_on_a_cpu_and_one_on_a_gpu() {
+fn self_play_runs_a_lane_per_thread() {
     let default = Config::default().selfplay;
     assert_eq!(default.lanes, 0);
-    assert_eq!(default.lanes_on(tch::Device::Cpu, 2), 2);
-    assert_eq!(default.lanes_on(tch::Device::Cpu, 1), 1);
-    assert_eq!(default.lanes_on(tch::Device::Cuda(0), 16), 1);
+    assert_eq!(default.lanes(2), 2);
+    assert_eq!(default.lanes(1), 1);
+    assert_eq!(default.lanes(16), 16);
     let three = epaminondas::config::SelfPlayConfig { lanes: 3, ..default.clone() };
-    assert_eq!(three.lanes_on(tch::Device::Cpu, 2), 3);
-    assert_eq!(three.lanes_on(tch::Device::Cuda(0), 2), 3);
+    assert_eq!(three.lanes(2), 3);
     let few = epaminondas::config::SelfPlayConfig { parallel_games: 4, ..default };
-    assert_eq!(few.lanes_on(tch::Device::Cpu, 16), 4);
+    assert_eq!(few.lanes(16), 4);
 }
 
 #[test]
@@ -1213,7 +1212,7 @@ fn a_bf16_copy_searches_like_its_network_and_saves_in_f32() {
     assert_eq!((network.kind(), copy.kind()), (tch::Kind::Float, tch::Kind::BFloat16));
     assert!(convolutions_channels_last(&copy) && !convolutions_channels_last(&network));
     assert_eq!(Precision::F32.resolve(tch::Device::Cpu), tch::Kind::Float);
-    assert_eq!(Precision::Auto.resolve(tch::Device::Cuda(0)), tch::Kind::Float);
+    assert_eq!(Precision::Auto.resolve(tch::Device::Cuda(0)), tch::Kind::BFloat16);
     let rounded = copy.evaluate(&requests);
     let after = network.evaluate(&requests);
     let mut differs = false;

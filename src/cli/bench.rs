@@ -57,8 +57,7 @@ fn print_row(row: &BenchRow) {
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut config = Config::load(&args.config)?;
-    config.run.device = args.device.unwrap_or(config.run.device);
-    config.run.precision = args.precision.unwrap_or(config.run.precision);
+    config.run.override_device(args.device, args.precision);
     if let Some(cap) = args.ply_cap {
         anyhow::ensure!(cap > 0, "--ply-cap must be at least 1: self-play games must end");
         config.rules.ply_cap = Some(cap);
@@ -106,7 +105,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
             flops = limit;
         }
         emit(BenchRow {
-            benchmark: format!("matrix product 2048x2048 {name} (the machine's limit)"),
+            benchmark: format!(
+                "matrix product {side}x{side} {name} (the machine's limit)",
+                side = bench::matmul_side(device)
+            ),
             batch: None,
             value: limit / 1e9,
             unit: "GFLOP/s".into(),

@@ -197,8 +197,7 @@ impl Observer for Progress {
 pub fn train(args: TrainArgs) -> anyhow::Result<()> {
     let mut config = args.config.as_deref().map(Config::load).transpose()?;
     if let Some(config) = config.as_mut() {
-        config.run.device = args.device.unwrap_or(config.run.device);
-        config.run.precision = args.precision.unwrap_or(config.run.precision);
+        config.run.override_device(args.device, args.precision);
     }
     let progress = Progress {
         bar: RefCell::new(None),
@@ -221,8 +220,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         }
         (None, None, config) => Run::open(&args.run, config)?,
     };
-    run.config.run.device = args.device.unwrap_or(run.config.run.device);
-    run.config.run.precision = args.precision.unwrap_or(run.config.run.precision);
+    run.config.run.override_device(args.device, args.precision);
     // Said up front because auto's choice decides how fast self-play is (docs/performance.md).
     let device = run.config.run.device.resolve()?;
     let number_format = match run.config.run.precision.resolve(device) {
@@ -235,7 +233,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         args.run.display(),
         run.state.generation,
         run.state.total_games,
-        run.config.selfplay.lanes_on(device, threads),
+        run.config.selfplay.lanes(threads),
         crate::nn::wait_policy()
     );
     match &args.cluster {

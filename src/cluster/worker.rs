@@ -93,8 +93,7 @@ fn work(
             }
         }
         let mut config = run.config()?;
-        config.run.device = settings.device.unwrap_or(config.run.device);
-        config.run.precision = settings.precision.unwrap_or(config.run.precision);
+        config.run.override_device(settings.device, settings.precision);
         config.run.threads = settings.threads.or(config.run.threads);
         if cluster.games_in_stream()? >= backlog_limit(&config) {
             if said_at.elapsed() >= REPORT_EVERY {
@@ -130,7 +129,7 @@ fn play_with(
     let network = load_network(&weights, device, &format!("{id}-{}", notice.object))?;
     let generation = notice.version + 1;
     let mut selfplay_config = config.selfplay_for(generation);
-    let lanes = selfplay_config.lanes_on(device, threads);
+    let lanes = selfplay_config.lanes(threads);
     let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
     let rules = config.rules_for(generation);
     let search = config.search_for(generation);

@@ -250,7 +250,7 @@ impl GameSource for LocalSelfPlay {
         observer.game_finished(resumed.len());
         // A fresh copy (and cache) each generation: the network trained since the last one.
         // Self-play may search in bf16; training stays in f32.
-        let lanes = generation.selfplay.lanes_on(network.device(), config.run.threads());
+        let lanes = generation.selfplay.lanes(config.run.threads());
         let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
         let player = selfplay::network_name(number - 1);
         let mut saved = |game: &selfplay::FinishedGame, done: usize| -> Result<(), RunError> {

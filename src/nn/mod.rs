@@ -8,6 +8,7 @@ pub mod tensor_file;
 
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator};
+use crate::game::Move;
 use model::{NetConfig, PolicyValueNet};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -72,8 +73,8 @@ pub enum Precision {
     /// (docs/performance.md), and on an AMD CPU with AVX512-BF16 (Zen 4, not measured, and
     /// Zen 5), where a Zen 5 ran them 1.5-1.6 times faster at batch 8, both channels-last. f32
     /// anywhere else, an Intel CPU with AVX512-BF16 but no AMX included, where bf16 ran the
-    /// 8x96 agent at 0.59 times f32's speed. On CUDA it is f32 for now: bf16 there has not been
-    /// measured.
+    /// 8x96 agent at 0.59 times f32's speed. bf16 on CUDA, where an H200 ran the 6x64 network
+    /// 1.4-1.5 times faster than f32 at batches of 1,024-4,096.
     #[default]
     Auto,
 }
@@ -84,7 +85,8 @@ impl Precision {
         match self {
             Precision::F32 => Kind::Float,
             Precision::Bf16 => Kind::BFloat16,
-            Precision::Auto if device == Device::Cpu && cpu_has_fast_bf16() => Kind::BFloat16,
+            Precision::Auto if device.is_cuda() => Kind::BFloat16,
+            Precision::Auto if cpu_has_fast_bf16() => Kind::BFloat16,
             Precision::Auto => Kind::Float,
         }
     }
@@ -397,9 +399,28 @@ impl Network {
             .collect()
     }
 
-    /// Policy logits and win/draw/loss probabilities for a batch of encoded inputs
-    /// ([batch, input planes, height, width], row-major in `inputs`), in inference mode and in
-    /// the network's precision; the outputs are f32 whatever it computes in.
+    /// A batch of encoded inputs ([batch, input planes, height, width], row-major in
+    /// `inputs`) on the network's device, in its precision.
+    pub fn upload(&self, inputs: &[f32], batch: usize, width: u8, height: u8) -> Tensor {
+        let planes = self.config.input_planes() as i64;
+        Tensor::from_slice(inputs)
+            .view([batch as i64, planes, height as i64, width as i64])
+            .to_device(self.device())
+            .to_kind(self.kind)
+    }
+
+    /// One forward pass over uploaded inputs, waiting for the device to finish it: the
+    /// network's own speed, without the copies to and from the host.
+    pub fn forward_and_wait(&self, xs: &Tensor) {
+        tch::no_grad(|| {
+            let (_, value) = self.model.forward_t(xs, false);
+            let _ = value.double_value(&[0, 0]);
+        })
+    }
+
+    /// Policy logits and win/draw/loss probabilities for a batch of encoded inputs (see
+    /// [`Network::upload`]), in inference mode and in the network's precision; the outputs are
+    /// f32 whatever it computes in.
     pub fn infer(
         &self,
         inputs: &[f32],
@@ -408,23 +429,39 @@ impl Network {
         height: u8,
     ) -> (Vec<f32>, Vec<f32>) {
         tch::no_grad(|| {
-            let planes = self.config.input_planes() as i64;
-            let xs = Tensor::from_slice(inputs)
-                .view([batch as i64, planes, height as i64, width as i64])
-                .to_device(self.device())
-                .to_kind(self.kind);
-            let (policy, value) = self.model.forward_t(&xs, false);
-            let policy = Vec::<f32>::try_from(
-                &policy.to_kind(Kind::Float).to_device(Device::Cpu).flatten(0, -1),
-            )
-            .expect("float policy");
-            let wdl = Vec::<f32>::try_from(
-                &value.softmax(-1, Kind::Float).to_device(Device::Cpu).flatten(0, -1),
-            )
-            .expect("float value");
-            (policy, wdl)
+            let (policy, value) =
+                self.model.forward_t(&self.upload(inputs, batch, width, height), false);
+            (to_host(&policy), to_host(&value.softmax(-1, Kind::Float)))
         })
     }
+
+    /// [`Network::infer`], but of the policy only the logits at `picked` (indices into the
+    /// batch's logits flattened row by row): they are picked out on the device, so that only
+    /// the legal moves' logits cross to the host. A 14x12 position has 10,752 logits and
+    /// about 50 legal moves; at a GPU's batches of thousands, copying every logit took longer
+    /// than the network.
+    pub fn infer_picked(
+        &self,
+        inputs: &[f32],
+        batch: usize,
+        width: u8,
+        height: u8,
+        picked: &[i64],
+    ) -> (Vec<f32>, Vec<f32>) {
+        tch::no_grad(|| {
+            let (policy, value) =
+                self.model.forward_t(&self.upload(inputs, batch, width, height), false);
+            let picked = Tensor::from_slice(picked).to_device(self.device());
+            let logits = policy.flatten(0, -1).index_select(0, &picked);
+            (to_host(&logits), to_host(&value.softmax(-1, Kind::Float)))
+        })
+    }
+}
+
+/// A tensor's values as f32 on the host, row by row.
+fn to_host(tensor: &Tensor) -> Vec<f32> {
+    Vec::<f32>::try_from(&tensor.to_kind(Kind::Float).to_device(Device::Cpu).flatten(0, -1))
+        .expect("a float tensor converts to f32 values")
 }
 
 /// The same 4-dimensional tensor stored channels-last (NHWC in memory, NCHW in shape).
@@ -445,13 +482,10 @@ pub fn encode_batch(positions: &[&crate::game::Position], inputs: encode::Inputs
     buffer
 }
 
-/// Softmax of `logits` restricted to `indices` (the legal moves). An index past the logits (a
-/// placement asked of a network without the placement plane) counts as logit 0 rather than a
-/// panic; players refuse that pairing up front.
-pub fn legal_softmax(logits: &[f32], indices: impl Iterator<Item = usize> + Clone) -> Vec<f32> {
-    let logit = |i: usize| logits.get(i).copied().unwrap_or(0.0);
-    let max = indices.clone().map(logit).fold(f32::NEG_INFINITY, f32::max);
-    let exps: Vec<f32> = indices.map(|i| (logit(i) - max).exp()).collect();
+/// Softmax of `logits` (a position's legal moves').
+pub fn softmax(logits: &[f32]) -> Vec<f32> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let exps: Vec<f32> = logits.iter().map(|l| (l - max).exp()).collect();
     let total: f32 = exps.iter().sum();
     exps.into_iter().map(|e| e / total).collect()
 }
@@ -462,17 +496,43 @@ impl Evaluator for Network {
         let (width, height) = (first.position.rules().width, first.position.rules().height);
         let positions: Vec<&crate::game::Position> = batch.iter().map(|r| &r.position).collect();
         let inputs = encode_batch(&positions, self.config.inputs());
-        let (policy, wdl) = self.infer(&inputs, batch.len(), width, height);
         let policy_size = self.config.policy_planes() * width as usize * height as usize;
-        let logits = |row: usize| &policy[row * policy_size..(row + 1) * policy_size];
-        batch
+        // Each legal move's logit, by its index in the batch's logits. A move past a
+        // position's logits (a placement asked of a network without the placement plane) gets
+        // logit 0 rather than a panic; players refuse that pairing up front.
+        let indices: Vec<Vec<Option<usize>>> = batch
             .par_iter()
             .enumerate()
-            .map(|(i, request)| {
-                let indices =
-                    request.moves.iter().map(|mv| encode::move_index(&request.position, *mv));
-                let priors = legal_softmax(logits(i), indices.clone());
-                Evaluation { priors, value: wdl[3 * i] - wdl[3 * i + 2], draw: wdl[3 * i + 1] }
+            .map(|(row, request)| {
+                let index = |mv: &Move| encode::move_index(&request.position, *mv);
+                request
+                    .moves
+                    .iter()
+                    .map(index)
+                    .map(|index| (index < policy_size).then_some(row * policy_size + index))
+                    .collect()
+            })
+            .collect();
+        let picked: Vec<i64> = indices.iter().flatten().map(|i| i.unwrap_or(0) as i64).collect();
+        let (logits, wdl) = self.infer_picked(&inputs, batch.len(), width, height, &picked);
+        let mut starts = Vec::with_capacity(batch.len());
+        let mut start = 0;
+        for moves in &indices {
+            starts.push(start);
+            start += moves.len();
+        }
+        indices
+            .par_iter()
+            .zip(starts)
+            .enumerate()
+            .map(|(row, (moves, start))| {
+                let legal: Vec<f32> = moves
+                    .iter()
+                    .zip(&logits[start..start + moves.len()])
+                    .map(|(index, &logit)| if index.is_some() { logit } else { 0.0 })
+                    .collect();
+                let wdl = &wdl[3 * row..3 * row + 3];
+                Evaluation { priors: softmax(&legal), value: wdl[0] - wdl[2], draw: wdl[1] }
             })
             .collect()
     }
