@@ -8,6 +8,7 @@ use crate::arena::elo::Tally;
 use crate::coach::matches::{read_rows, MatchRow};
 use crate::coach::rating::{read_ratings, RatingRow};
 use crate::coach::{read_metrics, read_opponents, MetricsRow, OpponentRow, RunError};
+use plotters::coord::{cartesian::Cartesian2d, types::RangedCoordf64};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -176,24 +177,12 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
                     ("sans-serif", 12).into_font().color(&colour),
                 )))?;
             }
-            chart.draw_series(curve.points.iter().map(|p| {
-                PathElement::new(
-                    vec![(x(p), p.elo - p.error), (x(p), p.elo + p.error)],
-                    colour.mix(0.35),
-                )
-            }))?;
-            chart
-                .draw_series(LineSeries::new(
-                    curve.points.iter().map(|p| (x(p), p.elo)),
-                    colour.stroke_width(2),
-                ))?
-                .label(curve.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-            chart.draw_series(
-                curve.points.iter().map(|p| Circle::new((x(p), p.elo), 3, colour.filled())),
-            )?;
+            let points: Vec<SeriesPoint> = curve
+                .points
+                .iter()
+                .map(|p| (x(p), p.elo, Some((p.elo - p.error, p.elo + p.error))))
+                .collect();
+            draw_line(&mut chart, curve.name.clone(), colour, &points)?;
         }
         chart
             .configure_series_labels()
@@ -211,6 +200,40 @@ type DrawResult = Result<(), Box<dyn std::error::Error>>;
 /// The colours of a picture's series (runs, opponents), in order.
 const SERIES_COLOURS: [RGBColor; 4] =
     [RGBColor(30, 90, 200), RGBColor(210, 60, 30), RGBColor(0, 150, 0), RGBColor(150, 0, 150)];
+
+/// A chart of these pictures: numbers on both axes, drawn as SVG.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A point of a series: x, y, and y's 95% interval where one is known.
+type SeriesPoint = (f64, f64, Option<(f64, f64)>);
+
+/// The legend's sample of a series drawn in `style`: a short line.
+fn swatch<S: Into<ShapeStyle> + Copy>(style: S) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style)
+}
+
+/// One labelled series: a pale bar over each point's interval, a line through the points, a
+/// dot on each, and the line's swatch in the legend.
+fn draw_line(
+    chart: &mut Chart,
+    label: impl Into<String>,
+    colour: RGBColor,
+    points: &[SeriesPoint],
+) -> DrawResult {
+    chart.draw_series(points.iter().filter_map(|&(x, _, interval)| {
+        let (low, high) = interval?;
+        Some(PathElement::new(vec![(x, low), (x, high)], colour.mix(0.4)))
+    }))?;
+    chart
+        .draw_series(LineSeries::new(
+            points.iter().map(|&(x, y, _)| (x, y)),
+            colour.stroke_width(2),
+        ))?
+        .label(label)
+        .legend(swatch(colour.stroke_width(2)));
+    chart.draw_series(points.iter().map(|&(x, y, _)| Circle::new((x, y), 3, colour.filled())))?;
+    Ok(())
+}
 
 /// A run's scores against other players: in self-play's games (`opponents.csv`) and in its
 /// matches (`matches.csv`).
@@ -278,14 +301,14 @@ fn draw(
             &BLUE,
         ))?
         .label("policy")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
+        .legend(swatch(BLUE));
     chart
         .draw_series(LineSeries::new(
             metrics.iter().map(|m| (m.generation as f64, m.value_loss)),
             &RED,
         ))?
         .label("value")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+        .legend(swatch(RED));
     // The held-out losses, on each generation's games before training on them, paler.
     type HeldOutLoss = fn(&MetricsRow) -> Option<f64>;
     let held_out: [(HeldOutLoss, RGBColor, &str); 2] = [
@@ -300,7 +323,7 @@ fn draw(
             chart
                 .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
                 .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+                .legend(swatch(colour));
         }
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
@@ -356,43 +379,23 @@ fn scores_panel(
     }
     for (name, colour) in names.into_iter().zip(SERIES_COLOURS.iter().cycle()) {
         let colour = *colour;
-        let points: Vec<(f64, f64)> = scores
+        let points: Vec<SeriesPoint> = scores
             .opponents
             .iter()
             .filter(|o| o.opponent == name)
-            .filter_map(|o| Some((o.generation as f64, 100.0 * o.score?)))
+            .filter_map(|o| Some((o.generation as f64, 100.0 * o.score?, None)))
             .collect();
-        chart
-            .draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?
-            .label(name)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-            });
-        chart.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))?;
+        draw_line(&mut chart, name, colour, &points)?;
     }
     if let Some(first) = scores.matches.first() {
-        let colour = BLACK;
         let point = |m: &MatchRow| {
             let tally = Tally { wins: m.wins, draws: m.draws, losses: m.losses };
             let (low, high) = tally.score_interval();
-            (m.checkpoint as f64, 100.0 * tally.score(), 100.0 * low, 100.0 * high)
+            (m.checkpoint as f64, 100.0 * tally.score(), Some((100.0 * low, 100.0 * high)))
         };
-        let points: Vec<_> = scores.matches.iter().map(point).collect();
-        chart.draw_series(points.iter().map(|&(x, _, low, high)| {
-            PathElement::new(vec![(x, low), (x, high)], colour.mix(0.4))
-        }))?;
-        chart
-            .draw_series(LineSeries::new(
-                points.iter().map(|&(x, score, _, _)| (x, score)),
-                colour.stroke_width(2),
-            ))?
-            .label(format!("match: {} (by checkpoint)", first.opponent))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-            });
-        chart.draw_series(
-            points.iter().map(|&(x, score, _, _)| Circle::new((x, score), 3, colour.filled())),
-        )?;
+        let points: Vec<SeriesPoint> = scores.matches.iter().map(point).collect();
+        let label = format!("match: {} (by checkpoint)", first.opponent);
+        draw_line(&mut chart, label, BLACK, &points)?;
     }
     chart
         .configure_series_labels()
@@ -434,17 +437,14 @@ fn elo_panel(
                 colour.stroke_width(1),
             ))?
             .label(name.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour));
+            .legend(swatch(colour));
     }
-    let series: Vec<(f64, &EloPoint)> = xs.iter().copied().zip(points).collect();
-    chart.draw_series(series.iter().map(|(x, p)| {
-        PathElement::new(vec![(*x, p.elo - p.error), (*x, p.elo + p.error)], BLUE.mix(0.4))
-    }))?;
-    chart
-        .draw_series(LineSeries::new(series.iter().map(|(x, p)| (*x, p.elo)), &BLUE))?
-        .label("checkpoints")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE));
-    chart.draw_series(series.iter().map(|(x, p)| Circle::new((*x, p.elo), 3, BLUE.filled())))?;
+    let series: Vec<SeriesPoint> = xs
+        .iter()
+        .zip(points)
+        .map(|(&x, p)| (x, p.elo, Some((p.elo - p.error, p.elo + p.error))))
+        .collect();
+    draw_line(&mut chart, "checkpoints", BLUE, &series)?;
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -545,24 +545,13 @@ fn draw_yardstick(path: &Path, points: &[YardstickPoint]) -> DrawResult {
     }
     for (name, colour) in names.into_iter().zip(SERIES_COLOURS.iter().cycle()) {
         let colour = *colour;
-        let mut series: Vec<YardstickPoint> =
-            points.iter().filter(|p| p.0 == name).copied().collect();
-        series.sort_by(|a, b| a.1.total_cmp(&b.1));
-        chart.draw_series(series.iter().map(|&(_, x, _, low, high)| {
-            PathElement::new(vec![(x, low), (x, high)], colour.stroke_width(1))
-        }))?;
-        chart
-            .draw_series(LineSeries::new(
-                series.iter().map(|&(_, x, score, _, _)| (x, score)),
-                colour.stroke_width(2),
-            ))?
-            .label(name)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-            });
-        chart.draw_series(
-            series.iter().map(|&(_, x, score, _, _)| Circle::new((x, score), 3, colour.filled())),
-        )?;
+        let mut series: Vec<SeriesPoint> = points
+            .iter()
+            .filter(|p| p.0 == name)
+            .map(|&(_, x, score, low, high)| (x, score, Some((low, high))))
+            .collect();
+        series.sort_by(|a, b| a.0.total_cmp(&b.0));
+        draw_line(&mut chart, name, colour, &series)?;
     }
     chart
         .configure_series_labels()
