@@ -459,6 +459,34 @@ pub fn rate_at<T: PartialOrd + Copy>(schedule: &[(T, f64)], at: T) -> f64 {
         .map_or(schedule[0].1, |(_, rate)| *rate)
 }
 
+/// Checks a learning-rate schedule `[[from, rate], ...]` ([`rate_at`] reads it), whose `from`s
+/// count `unit`s (generations or steps): not empty, rates above 0, `from`s increasing.
+pub fn check_schedule<T: PartialOrd>(schedule: &[(T, f64)], unit: &str) -> Result<(), ConfigError> {
+    if schedule.is_empty()
+        || schedule.iter().any(|(_, rate)| !(*rate > 0.0 && rate.is_finite()))
+        || schedule.windows(2).any(|w| w[0].0 >= w[1].0)
+    {
+        return Err(ConfigError::Invalid(format!(
+            "training.learning_rate must be a non-empty list of [{unit}, rate] with rates > 0 and {unit}s increasing"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the optimiser's settings that training and distillation share.
+pub fn check_optimiser(
+    weight_decay: f64,
+    value_loss_weight: f64,
+    max_grad_norm: f64,
+) -> Result<(), ConfigError> {
+    if !(weight_decay >= 0.0 && value_loss_weight >= 0.0 && max_grad_norm > 0.0) {
+        return Err(ConfigError::Invalid(
+            "training: weight_decay and value_loss_weight must be >= 0, max_grad_norm > 0".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Rating games during training: every `every` generations the newest checkpoint plays the
 /// baselines and the checkpoint rated before it, and the Elo fitted over all such games goes into
 /// `metrics.csv`, so a run shows its own progress.
@@ -798,18 +826,8 @@ impl Config {
                 "training.batch_size and steps_per_generation must be at least 1".into(),
             );
         }
-        if t.learning_rate.is_empty()
-            || t.learning_rate.iter().any(|(_, lr)| !(*lr > 0.0 && lr.is_finite()))
-            || t.learning_rate.windows(2).any(|w| w[0].0 >= w[1].0)
-        {
-            return invalid("training.learning_rate must be a non-empty list of [generation, rate] with rates > 0 and generations increasing".into());
-        }
-        if t.weight_decay < 0.0 || t.value_loss_weight < 0.0 || t.max_grad_norm <= 0.0 {
-            return invalid(
-                "training: weight_decay and value_loss_weight must be >= 0, max_grad_norm > 0"
-                    .into(),
-            );
-        }
+        check_schedule(&t.learning_rate, "generation")?;
+        check_optimiser(t.weight_decay, t.value_loss_weight, t.max_grad_norm)?;
         if !(0.0..=1.0).contains(&t.search_value_share) {
             return invalid(format!(
                 "training.search_value_share must be in [0, 1], not {}",

@@ -145,27 +145,12 @@ impl DistillConfig {
         if training.batch_size == 0 {
             return invalid("training.batch_size must be positive".into());
         }
-        match training.learning_rate.first() {
-            Some((0, _)) => {}
-            _ => {
-                return invalid(
-                    "training.learning_rate must start at step 0: [[0, rate], ...]".into(),
-                )
-            }
-        }
-        if training.learning_rate.windows(2).any(|w| w[0].0 >= w[1].0)
-            || training.learning_rate.iter().any(|(_, rate)| !(*rate > 0.0 && rate.is_finite()))
-        {
-            return invalid(
-                "training.learning_rate must be sorted by step, with positive rates".into(),
-            );
-        }
-        if !(training.weight_decay >= 0.0
-            && training.max_grad_norm > 0.0
-            && training.value_loss_weight >= 0.0)
-        {
-            return invalid("training.weight_decay and value_loss_weight must be at least 0, max_grad_norm above 0".into());
-        }
+        crate::config::check_schedule(&training.learning_rate, "step")?;
+        crate::config::check_optimiser(
+            training.weight_decay,
+            training.value_loss_weight,
+            training.max_grad_norm,
+        )?;
         let games = &self.games;
         if games.lockstep == 0 {
             return invalid("games.lockstep must be positive".into());

@@ -323,7 +323,7 @@ fn broken_distillation_configs_are_refused_by_name() {
         ("ply_cap = 150", "", "ply_cap"),
         (
             "learning_rate = [[0, 0.003], [40, 0.001]]",
-            "learning_rate = [[5, 0.003]]",
+            "learning_rate = [[40, 0.003], [0, 0.001]]",
             "learning_rate",
         ),
         ("lockstep = 16", "lockstep = 0", "games.lockstep"),
