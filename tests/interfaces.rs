@@ -381,6 +381,16 @@ fn evaluator_priors_are_the_legal_moves_softmax_of_the_full_policy() {
     // The priors are not all alike, or the comparison would prove little.
     let first = &evaluations[0].priors;
     assert!(first.iter().any(|p| (p - first[0]).abs() > 1e-4));
+
+    // Placements asked of a network without the placement plane (players refuse the pairing
+    // up front) get logit 0 each, so equal priors, rather than a panic.
+    let stones = Position::start(Rules { stones: true, ..Rules::default() }).unwrap();
+    let moves = stones.legal_moves();
+    assert!(moves.len() > 1);
+    let placing = network.evaluate(&[EvalRequest { position: stones, moves: moves.clone() }]);
+    for prior in &placing[0].priors {
+        assert!((prior - 1.0 / moves.len() as f32).abs() < 1e-6);
+    }
 }
 
 /// `export` of a run's checkpoint carries the rules and training facts (its config as this

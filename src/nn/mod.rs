@@ -86,7 +86,7 @@ impl Precision {
             Precision::F32 => Kind::Float,
             Precision::Bf16 => Kind::BFloat16,
             Precision::Auto if device.is_cuda() => Kind::BFloat16,
-            Precision::Auto if cpu_has_fast_bf16() => Kind::BFloat16,
+            Precision::Auto if device == Device::Cpu && cpu_has_fast_bf16() => Kind::BFloat16,
             Precision::Auto => Kind::Float,
         }
     }
