@@ -184,12 +184,7 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
                 .collect();
             draw_line(&mut chart, curve.name.clone(), colour, &points)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     }
     root.present()?;
     Ok(())
@@ -210,6 +205,28 @@ type SeriesPoint = (f64, f64, Option<(f64, f64)>);
 /// The legend's sample of a series drawn in `style`: a short line.
 fn swatch<S: Into<ShapeStyle> + Copy>(style: S) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
     move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style)
+}
+
+/// The legend of `chart`'s labelled series, in a framed box at `position`.
+fn draw_legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, position: SeriesLabelPosition) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
+    Ok(())
+}
+
+/// The distinct names among `names`, in the order they first appear (a picture's series).
+fn distinct<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for name in names {
+        if !seen.contains(&name) {
+            seen.push(name);
+        }
+    }
+    seen
 }
 
 /// One labelled series: a pale bar over each point's interval, a line through the points, a
@@ -326,7 +343,7 @@ fn draw(
                 .legend(swatch(colour));
         }
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
 
     // A run with self-play opponents or matches shares the last panel between game length and
     // its scores.
@@ -371,12 +388,7 @@ fn scores_panel(
         .y_label_area_size(40)
         .build_cartesian_2d(generations, 0.0..100.0)?;
     chart.configure_mesh().x_desc("generation").draw()?;
-    let mut names: Vec<&str> = Vec::new();
-    for row in scores.opponents {
-        if !names.contains(&row.opponent.as_str()) {
-            names.push(&row.opponent);
-        }
-    }
+    let names = distinct(scores.opponents.iter().map(|row| row.opponent.as_str()));
     for (name, colour) in names.into_iter().zip(SERIES_COLOURS.iter().cycle()) {
         let colour = *colour;
         let points: Vec<SeriesPoint> = scores
@@ -397,12 +409,7 @@ fn scores_panel(
         let label = format!("match: {} (by checkpoint)", first.opponent);
         draw_line(&mut chart, label, BLACK, &points)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     Ok(())
 }
 
@@ -445,12 +452,7 @@ fn elo_panel(
         .map(|(&x, p)| (x, p.elo, Some((p.elo - p.error, p.elo + p.error))))
         .collect();
     draw_line(&mut chart, "checkpoints", BLUE, &series)?;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     Ok(())
 }
 
@@ -537,12 +539,7 @@ fn draw_yardstick(path: &Path, points: &[YardstickPoint]) -> DrawResult {
         .y_label_area_size(40)
         .build_cartesian_2d(0.0..last_hour * 1.05, 0.0..100.0)?;
     chart.configure_mesh().x_desc("hours of training").draw()?;
-    let mut names: Vec<&str> = Vec::new();
-    for point in points {
-        if !names.contains(&point.0) {
-            names.push(point.0);
-        }
-    }
+    let names = distinct(points.iter().map(|point| point.0));
     for (name, colour) in names.into_iter().zip(SERIES_COLOURS.iter().cycle()) {
         let colour = *colour;
         let mut series: Vec<SeriesPoint> = points
@@ -553,12 +550,7 @@ fn draw_yardstick(path: &Path, points: &[YardstickPoint]) -> DrawResult {
         series.sort_by(|a, b| a.0.total_cmp(&b.0));
         draw_line(&mut chart, name, colour, &series)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     root.present()?;
     Ok(())
 }

@@ -298,18 +298,25 @@ fn scripted_terminal_game() {
 }
 
 /// The TorchScript module computes what the network computes, at any batch size.
-#[test]
-fn torchscript_export_matches_the_network() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut network =
-        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(4)).unwrap();
-    // Make the output layers non-zero so the comparison means something.
+/// A tiny network from `seed` with noise of `scale` added to every weight: a fresh network's
+/// zeroed output layers would make every comparison of its outputs trivially true.
+fn noisy_tiny_network(seed: u64, scale: f64) -> Network {
+    let network =
+        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(seed)).unwrap();
     tch::no_grad(|| {
         for (_, mut variable) in network.vs.variables() {
-            let noise = variable.randn_like() * 0.1;
+            let noise = variable.randn_like() * scale;
             variable.copy_(&(&variable + noise));
         }
     });
+    network
+}
+
+#[test]
+fn torchscript_export_matches_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    // Output layers made non-zero so that the comparison means something.
+    let mut network = noisy_tiny_network(4, 0.1);
     let path = dir.path().join("net.pt");
     epaminondas::nn::export::export_torchscript(&mut network, &path, 14, 12).unwrap();
     let module = tch::CModule::load(&path).unwrap();
@@ -342,14 +349,7 @@ fn torchscript_export_matches_the_network() {
 /// for every position of a batch (rows must not mix).
 #[test]
 fn evaluator_priors_are_the_legal_moves_softmax_of_the_full_policy() {
-    let mut network =
-        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(5)).unwrap();
-    tch::no_grad(|| {
-        for (_, mut variable) in network.vs.variables() {
-            let noise = variable.randn_like() * 0.3;
-            variable.copy_(&(&variable + noise));
-        }
-    });
+    let mut network = noisy_tiny_network(5, 0.3);
     let mut position = Position::standard();
     let mut requests = Vec::new();
     for ply in 0..5 {
