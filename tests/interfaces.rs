@@ -3,10 +3,12 @@
 use epaminondas::engine::EngineSession;
 use epaminondas::evaluator::{EvalRequest, Evaluator};
 use epaminondas::game::{GameRecord, Position, RecordResult, Rules, Status};
-use epaminondas::nn::{model::NetConfig, DeviceChoice, Network};
+use epaminondas::nn::{DeviceChoice, Network};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+mod common;
 
 fn rules(cap: u16) -> Rules {
     Rules { ply_cap: Some(cap), ..Rules::default() }
@@ -298,25 +300,11 @@ fn scripted_terminal_game() {
 }
 
 /// The TorchScript module computes what the network computes, at any batch size.
-/// A tiny network from `seed` with noise of `scale` added to every weight: a fresh network's
-/// zeroed output layers would make every comparison of its outputs trivially true.
-fn noisy_tiny_network(seed: u64, scale: f64) -> Network {
-    let network =
-        Network::new(&NetConfig::named("tiny").unwrap(), tch::Device::Cpu, Some(seed)).unwrap();
-    tch::no_grad(|| {
-        for (_, mut variable) in network.vs.variables() {
-            let noise = variable.randn_like() * scale;
-            variable.copy_(&(&variable + noise));
-        }
-    });
-    network
-}
-
 #[test]
 fn torchscript_export_matches_the_network() {
     let dir = tempfile::tempdir().unwrap();
     // Output layers made non-zero so that the comparison means something.
-    let mut network = noisy_tiny_network(4, 0.1);
+    let mut network = common::noisy_tiny_network(4, 0.1);
     let path = dir.path().join("net.pt");
     epaminondas::nn::export::export_torchscript(&mut network, &path, 14, 12).unwrap();
     let module = tch::CModule::load(&path).unwrap();
@@ -349,7 +337,7 @@ fn torchscript_export_matches_the_network() {
 /// for every position of a batch (rows must not mix).
 #[test]
 fn evaluator_priors_are_the_legal_moves_softmax_of_the_full_policy() {
-    let mut network = noisy_tiny_network(5, 0.3);
+    let mut network = common::noisy_tiny_network(5, 0.3);
     let mut position = Position::standard();
     let mut requests = Vec::new();
     for ply in 0..5 {

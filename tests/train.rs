@@ -1534,30 +1534,10 @@ fn self_play_stops_games_that_stall() {
     assert!(stopped > 0, "12 plies is shorter than the opening before the first capture");
 }
 
-/// A run can start from a trained network's weights with the threat planes added: its first
-/// network plays exactly as the source does (the new planes start with zero weights), and a
-/// network of another shape or game is refused with the reason.
-#[test]
-fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
-    use epaminondas::coach::RunError;
+/// Priors and values of `network` for positions of one game with captures and far-row threats
+/// about.
+fn outputs_along_a_game(network: &mut Network) -> Vec<(Vec<f32>, f32)> {
     use epaminondas::evaluator::{EvalRequest, Evaluator};
-    use epaminondas::nn::NetError;
-    let dir = tempfile::tempdir().unwrap();
-    let mut plain = smoke();
-    plain.network.threats = false;
-    let mut source = Network::new(&plain.net_config().unwrap(), tch::Device::Cpu, Some(7)).unwrap();
-    let source_path = dir.path().join("source.safetensors");
-    source.save(&source_path, &Default::default()).unwrap();
-    let mut with_threats = smoke();
-    with_threats.network.threats = true;
-    let run = Run::start_from(&dir.path().join("run"), with_threats.clone(), &source_path).unwrap();
-    let (mut started, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
-    assert!(started.config.threats && !source.config.threats);
-    assert!(std::fs::read_to_string(run.dir.join("run.json"))
-        .unwrap()
-        .contains("source.safetensors"));
-    // Positions from a game with captures and far-row threats about: the same priors and
-    // values, though the new network reads four more planes.
     let mut position = Position::standard();
     let mut requests = Vec::new();
     for ply in 0..60u64 {
@@ -1568,38 +1548,125 @@ fn a_run_starts_from_a_trained_network_with_threat_planes_added() {
         requests.push(EvalRequest { position, moves: moves.clone() });
         position = position.play(moves[(ply * 7919) as usize % moves.len()]).unwrap();
     }
-    let (before, after) = (source.evaluate(&requests), started.evaluate(&requests));
-    for (b, a) in before.iter().zip(&after) {
-        assert!((b.value - a.value).abs() < 1e-5);
-        assert!(b.priors.iter().zip(&a.priors).all(|(p, q)| (p - q).abs() < 1e-5));
+    network.evaluate(&requests).into_iter().map(|e| (e.priors, e.value)).collect()
+}
+
+fn assert_same_outputs(before: &[(Vec<f32>, f32)], after: &[(Vec<f32>, f32)]) {
+    assert_eq!(before.len(), after.len());
+    for ((priors, value), (grown_priors, grown_value)) in before.iter().zip(after) {
+        assert!((value - grown_value).abs() < 1e-4, "{value} against {grown_value}");
+        assert!(priors.iter().zip(grown_priors).all(|(p, q)| (p - q).abs() < 1e-4));
     }
+}
+
+/// A run can start from a trained network's weights in a network that reads the threat planes
+/// besides and is wider and deeper: its first network computes what the source did (new planes,
+/// channels and blocks start without effect). A network of another game, or smaller in some
+/// dimension, is refused with the reason.
+#[test]
+fn a_run_starts_from_a_trained_network_grown_and_with_threat_planes_added() {
+    use epaminondas::coach::RunError;
+    use epaminondas::nn::NetError;
+    let dir = tempfile::tempdir().unwrap();
+    // Every weight made non-zero (the output layers start at zero) so the comparison means
+    // something.
+    // Two blocks, so that the second one's pooled bias is widened too.
+    let two_blocks = NetConfig { blocks: 2, ..NetConfig::named("tiny").unwrap() };
+    let mut source = common::noisy_network(&two_blocks, 7, 0.1);
+    assert!(!source.config.threats);
+    let source_path = dir.path().join("source.safetensors");
+    source.save(&source_path, &Default::default()).unwrap();
+    // Every dimension larger: the trunk (2 x 16 to 4 x 32) and both heads.
+    let mut grown = smoke();
+    grown.network.threats = true;
+    grown.network.size = Some("small".into());
+    let run = Run::start_from(&dir.path().join("run"), grown.clone(), &source_path).unwrap();
+    let (mut started, _) = Network::load(&checkpoint_path(&run.dir, 0), tch::Device::Cpu).unwrap();
+    assert_eq!(started.config, NetConfig { threats: true, ..NetConfig::named("small").unwrap() });
+    assert!(std::fs::read_to_string(run.dir.join("run.json"))
+        .unwrap()
+        .contains("source.safetensors"));
+    assert_same_outputs(&outputs_along_a_game(&mut source), &outputs_along_a_game(&mut started));
     // A second start in the same directory would overwrite the run: refused.
-    let again = Run::start_from(&run.dir, with_threats.clone(), &source_path);
+    let again = Run::start_from(&run.dir, grown.clone(), &source_path);
     assert!(matches!(again, Err(RunError::AlreadyStarted { .. })));
-    // Another game (stones) or another size of network: refused, saying why.
-    let mut stones = with_threats.clone();
+    // Another game (stones) or a network narrower than the source: refused, saying why.
+    let mut stones = grown.clone();
     stones.rules.stones = true;
     let refused = Run::start_from(&dir.path().join("stones"), stones, &source_path).err().unwrap();
     assert!(matches!(refused, RunError::Net(NetError::Incompatible { .. })), "{refused}");
     assert!(!dir.path().join("stones").exists(), "a refused start leaves no run directory behind");
-    let mut wider = with_threats.clone();
-    wider.network.channels = Some(24);
-    let refused = Run::start_from(&dir.path().join("wider"), wider, &source_path).err().unwrap();
-    assert!(
-        refused.to_string().contains("stem.conv.weight") || refused.to_string().contains("shape"),
-        "{refused}"
-    );
+    let mut narrower = grown.clone();
+    narrower.network.channels = Some(8);
+    let refused =
+        Run::start_from(&dir.path().join("narrower"), narrower, &source_path).err().unwrap();
+    assert!(refused.to_string().contains("at least as large"), "{refused}");
     // A deeper source would lend its first blocks and lose the rest unsaid.
-    let mut deeper = plain.clone();
-    deeper.network.blocks = Some(plain.net_config().unwrap().blocks + 1);
+    let mut deeper = grown.clone();
+    deeper.network.blocks = Some(5);
     let deeper_path = dir.path().join("deeper.safetensors");
     Network::new(&deeper.net_config().unwrap(), tch::Device::Cpu, Some(7))
         .unwrap()
         .save(&deeper_path, &Default::default())
         .unwrap();
     let refused =
-        Run::start_from(&dir.path().join("shallower"), with_threats, &deeper_path).err().unwrap();
+        Run::start_from(&dir.path().join("shallower"), grown, &deeper_path).err().unwrap();
     assert!(refused.to_string().contains("that this network lacks"), "{refused}");
+}
+
+/// With `[network] grow`, the network grows at its stage's generation: that generation's games
+/// are played by the grown network, which computes what the network before it did (its losses
+/// on those games, measured before training, are the old network's), its optimiser goes on
+/// counting steps, and the run resumes past it.
+#[test]
+fn a_run_grows_its_network_at_the_stage_and_keeps_its_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = smoke();
+    config.network.grow = vec![epaminondas::config::GrowStage {
+        from: 2,
+        size: None,
+        blocks: Some(2),
+        channels: Some(24),
+    }];
+    let mut run = Run::open(&dir.path().join("run"), Some(config.clone())).unwrap();
+    run.train(Some(2), &Silent).unwrap();
+    let shape = |generation| {
+        let (network, _) =
+            Network::load(&checkpoint_path(&run.dir, generation), tch::Device::Cpu).unwrap();
+        (network.config.blocks, network.config.channels)
+    };
+    assert_eq!((shape(1), shape(2)), ((1, 16), (2, 24)));
+    let (before, _) = Network::load(&checkpoint_path(&run.dir, 1), tch::Device::Cpu).unwrap();
+    let games = epaminondas::replay::read_chunk(&run.dir.join("replay"), 2, &config.rules).unwrap();
+    let losses =
+        train::held_out_losses(&before, &games, config.training.search_value_share).unwrap();
+    let row = &run.metrics()[1];
+    assert_eq!(row.generation, 2);
+    assert!((row.fresh_policy_loss.unwrap() - losses.policy).abs() < 1e-4, "{row:?} {losses:?}");
+    assert!((row.fresh_value_loss.unwrap() - losses.value).abs() < 1e-4, "{row:?} {losses:?}");
+    let steps: u64 = run.metrics().iter().map(|r| r.train_steps as u64).sum();
+    let settings = config.training.optimizer_settings();
+    let (grown, _) = Network::load(&checkpoint_path(&run.dir, 2), tch::Device::Cpu).unwrap();
+    let optimizer_file = run.dir.join("checkpoints").join("optimizer-000002.safetensors");
+    assert_eq!(Optimizer::load(&optimizer_file, &grown, settings).unwrap().steps(), steps);
+    let mut run = Run::open(&run.dir, None).unwrap();
+    run.train(Some(3), &Silent).unwrap();
+    assert_eq!(shape(3), (2, 24));
+}
+
+/// Grow stages that shrink the network or do not follow one another are refused by name.
+#[test]
+fn bad_grow_stages_are_refused_by_name() {
+    for (stages, expected) in [
+        ("[{ from = 3, channels = 8 }]", "smaller"),
+        ("[{ from = 3, channels = 24 }, { from = 3, channels = 32 }]", "must increase"),
+        ("[{ from = 0, channels = 24 }]", "must increase"),
+        ("[{ from = 3, size = \"giant\" }]", "giant"),
+    ] {
+        let text = format!("[network]\nsize = \"tiny\"\ngrow = {stages}\n");
+        let error = Config::parse(&text, "grow.toml").unwrap_err().to_string();
+        assert!(error.contains("network.grow") && error.contains(expected), "{stages}: {error}");
+    }
 }
 
 /// A new run can begin with a network of another size trained on an earlier run's replay

@@ -35,7 +35,8 @@ pub struct TrainArgs {
     #[arg(long, value_enum)]
     pub precision: Option<Precision>,
     /// Starts a new run from this checkpoint's weights instead of random ones; the config's
-    /// network may add the threat planes, which start with zero weights. With --pretrain-on,
+    /// network may be larger in any dimension and add the threat planes, and starts computing
+    /// what the checkpoint did. With --pretrain-on,
     /// the pretraining starts from these weights.
     #[arg(long, value_name = "CHECKPOINT")]
     pub init_from: Option<PathBuf>,

@@ -304,13 +304,16 @@ impl Network {
         Ok((network, file.metadata))
     }
 
-    /// Takes the weights of `source`, a trained network, so that a new run can start from it.
-    /// Every variable must exist in `source` with the same shape, except that the stem may read
-    /// the threat planes that `source` did not: their weights start at zero, so this network
-    /// computes exactly what `source` did until training moves them. (The threat planes come
-    /// after all other planes, so the other planes keep their channels.) A `source` with tensors
-    /// this network lacks is refused too (a deeper network would otherwise lend its first
-    /// blocks).
+    /// Takes the weights of `source`, a trained network, so that this freshly made network
+    /// computes exactly what `source` did until training moves it. This network may be larger in
+    /// every dimension (grown from `source`, as in Net2Net's function-preserving widening and
+    /// deepening): each tensor of `source` fills the leading part of ours, the weights from our
+    /// new channels into the old ones are zero so the old channels compute what they did, the
+    /// new channels read everything with this network's random weights, and blocks beyond
+    /// `source`'s depth start as identities (their second batch norm starts at zero, see
+    /// `ResBlock::new`). The stem may read the threat planes that `source` did not: they come
+    /// after all other planes, so they are new inputs like any other. A smaller network in any
+    /// dimension, or one of another game, is refused.
     pub fn init_from(&mut self, source: &Network) -> Result<(), NetError> {
         let incompatible =
             |problem: String| Err(NetError::Incompatible { from: "that network".into(), problem });
@@ -327,26 +330,32 @@ impl Network {
         let ours = self.vs.variables();
         if let Some(extra) = sources.keys().filter(|name| !ours.contains_key(*name)).min() {
             return incompatible(format!(
-                "it has a tensor {extra} that this network lacks (a different size of network?)"
+                "it has a tensor {extra} that this network lacks (a deeper network?)"
             ));
         }
+        let new_block = |name: &str| {
+            let block = name.strip_prefix("trunk.").and_then(|rest| rest.split('.').next());
+            block.and_then(|b| b.parse::<usize>().ok()).is_some_and(|b| b >= source.config.blocks)
+        };
         tch::no_grad(|| {
-            for (name, mut variable) in ours {
+            for (name, variable) in ours {
                 let Some(from) = sources.get(&name) else {
+                    if new_block(&name) {
+                        continue;
+                    }
                     return incompatible(format!("it has no tensor {name}"));
                 };
                 let (to_shape, from_shape) = (variable.size(), from.size());
-                if to_shape == from_shape {
-                    variable.copy_(from);
-                } else if name == "stem.conv.weight"
-                    && to_shape[0] == from_shape[0]
-                    && to_shape[2..] == from_shape[2..]
-                {
-                    let _ = variable.zero_();
-                    variable.narrow(1, 0, from_shape[1]).copy_(from);
-                } else {
-                    return incompatible(format!("tensor {name} has shape {from_shape:?} there, {to_shape:?} here (a different size of network?)"));
+                let fits = to_shape.len() == from_shape.len()
+                    && from_shape.iter().zip(&to_shape).all(|(f, t)| f <= t)
+                    && to_shape.get(2..) == from_shape.get(2..);
+                if !fits {
+                    return incompatible(format!("tensor {name} has shape {from_shape:?} there, {to_shape:?} here: this network must be at least as large in every dimension"));
                 }
+                if to_shape.len() > 1 {
+                    let _ = variable.narrow(0, 0, from_shape[0]).zero_();
+                }
+                embed(&variable, from, model::reads_pooled_channels(&name));
             }
             Ok(())
         })
@@ -459,6 +468,27 @@ impl Network {
 }
 
 /// A tensor's values as f32 on the host, row by row.
+/// Copies `source` into the leading part of `target`, which is as large or larger in every
+/// dimension: rows (outputs) first, then columns (inputs). The inputs of a tensor that reads
+/// pooled channels (`pooled`) are two halves, the channel means and the maxima, each of which
+/// goes into its own half.
+pub(crate) fn embed(target: &Tensor, source: &Tensor, pooled: bool) {
+    let mut rows = target.narrow(0, 0, source.size()[0]);
+    if source.dim() == 1 {
+        rows.copy_(source);
+        return;
+    }
+    let (from, to) = (source.size()[1], target.size()[1]);
+    let parts = if pooled {
+        vec![(0, 0, from / 2), (from / 2, to / 2, from / 2)]
+    } else {
+        vec![(0, 0, from)]
+    };
+    for (at_source, at_target, width) in parts {
+        rows.narrow(1, at_target, width).copy_(&source.narrow(1, at_source, width));
+    }
+}
+
 fn to_host(tensor: &Tensor) -> Vec<f32> {
     Vec::<f32>::try_from(&tensor.to_kind(Kind::Float).to_device(Device::Cpu).flatten(0, -1))
         .expect("a float tensor converts to f32 values")

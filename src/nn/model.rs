@@ -146,6 +146,18 @@ impl NetConfig {
         Ok(())
     }
 
+    /// Whether this shape is at least as large as `other` in every dimension, reading the same
+    /// planes (so that it can be grown from it).
+    pub fn contains(&self, other: &NetConfig) -> bool {
+        self.blocks >= other.blocks
+            && self.channels >= other.channels
+            && self.policy_channels >= other.policy_channels
+            && self.value_channels >= other.value_channels
+            && self.value_hidden >= other.value_hidden
+            && self.stones == other.stones
+            && self.threats == other.threats
+    }
+
     /// Multiply-adds per square of one forward pass (for FLOP/s figures).
     pub fn macs_per_square(&self) -> i64 {
         let c = self.channels;
@@ -231,6 +243,13 @@ fn global_pool(xs: &Tensor) -> Tensor {
     let mean = xs.mean_dim([2i64, 3].as_slice(), false, xs.kind());
     let max = xs.amax([2i64, 3].as_slice(), false);
     Tensor::cat(&[mean, max], 1)
+}
+
+/// Whether the variable `name` reads [`global_pool`]'s output, whose inputs are all the channel
+/// means and then all the maxima: a wider network's inputs of channel `c` are at `c` and at its
+/// own width + `c` (see [`crate::nn::Network::init_from`]).
+pub fn reads_pooled_channels(name: &str) -> bool {
+    name.ends_with(".pool_bias.weight") || name == "value.hidden.weight"
 }
 
 fn zero_conv() -> nn::ConvConfig {

@@ -183,3 +183,26 @@ impl epaminondas::coach::Observer for Messages {
         self.0.borrow_mut().push(text.to_string());
     }
 }
+
+/// A network of `config` from `seed` with noise of `scale` added to every weight: a fresh
+/// network's zeroed output layers would make every comparison of its outputs trivially true.
+pub fn noisy_network(
+    config: &epaminondas::nn::model::NetConfig,
+    seed: u64,
+    scale: f64,
+) -> epaminondas::nn::Network {
+    let network = epaminondas::nn::Network::new(config, tch::Device::Cpu, Some(seed)).unwrap();
+    tch::no_grad(|| {
+        for (_, mut variable) in network.vs.variables() {
+            let noise = variable.randn_like() * scale;
+            variable.copy_(&(&variable + noise));
+        }
+    });
+    network
+}
+
+/// [`noisy_network`] of the tiny size.
+pub fn noisy_tiny_network(seed: u64, scale: f64) -> epaminondas::nn::Network {
+    let tiny = epaminondas::nn::model::NetConfig::named("tiny").unwrap();
+    noisy_network(&tiny, seed, scale)
+}
