@@ -431,7 +431,7 @@ impl Default for ReplayConfig {
     fn default() -> ReplayConfig {
         ReplayConfig {
             min_window: 20_000,
-            max_window: 250_000,
+            max_window: 80_000,
             window_exponent: 0.75,
             max_sample_reuse: 12.0,
             records: Vec::new(),
@@ -441,7 +441,7 @@ impl Default for ReplayConfig {
 }
 
 impl ReplayConfig {
-    /// Positions in the window after `total` positions have been generated.
+    /// Samples in the window after `total` samples have been generated.
     pub fn window(&self, total: usize) -> usize {
         if total <= self.min_window {
             return total;
