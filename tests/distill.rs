@@ -214,7 +214,8 @@ fn a_distillation_starts_from_a_student_distilled_before() {
     .err()
     .expect("another size");
     assert!(
-        error.to_string().contains("different size of network")
+        (error.to_string().contains("that this network lacks")
+            || error.to_string().contains("at least as large"))
             && error.to_string().contains("crossings-blend-gen70"),
         "{error}"
     );

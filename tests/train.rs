@@ -1798,8 +1798,8 @@ fn a_run_starts_from_another_runs_games_with_a_larger_network() {
 /// A trained network can go on in a new run with another run's replay buffer as its window
 /// from the first generation: with `init` and no pretraining steps, generation 0's network is
 /// the checkpoint's unchanged, the source's samples are chunk 0, and run.json names both the
-/// weights and the samples (with no losses, as nothing was trained). A checkpoint of another
-/// shape is refused and leaves no run behind.
+/// weights and the samples (with no losses, as nothing was trained). A checkpoint larger than
+/// the config's network in some dimension is refused and leaves no run behind.
 #[test]
 fn a_trained_network_goes_on_with_another_runs_buffer() {
     use epaminondas::coach::{Pretraining, RunError};
@@ -1862,14 +1862,18 @@ fn a_trained_network_goes_on_with_another_runs_buffer() {
     run.train(Some(1), &Silent).unwrap();
     assert_eq!(run.replay_window().unwrap().generations(), [0, 1]);
 
-    let mut wider = smoke();
-    wider.network.channels = Some(24);
+    let mut narrower = smoke();
+    narrower.network.channels = Some(8);
     let pretraining = Pretraining { source_run: &source_dir, steps: 0, init: Some(&trained) };
-    let refused = Run::start_pretrained(&dir.path().join("wider"), wider, pretraining, &Silent)
-        .err()
-        .unwrap();
+    let refused =
+        Run::start_pretrained(&dir.path().join("narrower"), narrower, pretraining, &Silent)
+            .err()
+            .unwrap();
     assert!(matches!(refused, RunError::Net(NetError::Incompatible { .. })), "{refused}");
-    assert!(!dir.path().join("wider").exists(), "a refused start leaves no run directory behind");
+    assert!(
+        !dir.path().join("narrower").exists(),
+        "a refused start leaves no run directory behind"
+    );
 }
 
 /// The run's first line says how many threads run and how idle libtorch threads wait: as the

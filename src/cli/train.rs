@@ -34,6 +34,10 @@ pub struct TrainArgs {
     /// Overrides the config's precision for self-play (training is always f32).
     #[arg(long, value_enum)]
     pub precision: Option<Precision>,
+    /// Overrides the config's threads for this invocation (a learner sharing its machine with
+    /// workers trains best on one).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     /// Starts a new run from this checkpoint's weights instead of random ones; the config's
     /// network may be larger in any dimension and add the threat planes, and starts computing
     /// what the checkpoint did. With --pretrain-on,
@@ -222,6 +226,7 @@ pub fn train(args: TrainArgs) -> anyhow::Result<()> {
         (None, None, config) => Run::open(&args.run, config)?,
     };
     run.config.run.override_device(args.device, args.precision);
+    run.config.run.threads = args.threads.map(usize::from).or(run.config.run.threads);
     // Said up front because auto's choice decides how fast self-play is (docs/performance.md).
     let device = run.config.run.device.resolve()?;
     let number_format = match run.config.run.precision.resolve(device) {

@@ -94,12 +94,13 @@ fn work(
         }
         let mut config = run.config()?;
         config.run.override_device(settings.device, settings.precision);
-        config.run.threads = settings.threads.or(config.run.threads);
+        // The run's `[run] threads` is the learner's machine's: a worker uses its own cores.
+        config.run.threads = settings.threads;
         if cluster.games_in_stream()? >= backlog_limit(&config) {
             if said_at.elapsed() >= REPORT_EVERY {
                 said_at = Instant::now();
                 eprintln!(
-                    "worker {}: a generation's games wait for the learner; waiting for it to take them",
+                    "worker {}: enough games wait for the learner; waiting for it to take them",
                     settings.name
                 );
             }
@@ -198,11 +199,13 @@ fn play_with(
 }
 
 /// The games in the stream (waiting, or held by the learner until its commit) at which
-/// workers stop starting new ones: a generation's. The games under way then still come, for
-/// the next generation; more would be of a network too old by the time the learner took them,
-/// and on a machine shared with the learner they would slow its training.
+/// workers stop starting new ones: a generation's for each network version the learner still
+/// takes (`max_network_age` + 1). So workers go on playing while the learner trains on the
+/// generation it holds, with the newest network, whose games the next generation still takes;
+/// more would be of a network too old by the time the learner took them. With an age of 0 they
+/// wait while it trains.
 fn backlog_limit(config: &Config) -> u64 {
-    config.selfplay.games_per_generation as u64
+    config.selfplay.games_per_generation as u64 * (1 + config.selfplay.max_network_age as u64)
 }
 
 /// Publishes a game, trying again until the server has it: the games under way wait meanwhile,
