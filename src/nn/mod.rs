@@ -467,7 +467,6 @@ impl Network {
     }
 }
 
-/// A tensor's values as f32 on the host, row by row.
 /// Copies `source` into the leading part of `target`, which is as large or larger in every
 /// dimension: rows (outputs) first, then columns (inputs). The inputs of a tensor that reads
 /// pooled channels (`pooled`) are two halves, the channel means and the maxima, each of which
@@ -489,6 +488,7 @@ pub(crate) fn embed(target: &Tensor, source: &Tensor, pooled: bool) {
     }
 }
 
+/// A tensor's values as f32 on the host, row by row.
 fn to_host(tensor: &Tensor) -> Vec<f32> {
     Vec::<f32>::try_from(&tensor.to_kind(Kind::Float).to_device(Device::Cpu).flatten(0, -1))
         .expect("a float tensor converts to f32 values")
