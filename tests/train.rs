@@ -1654,6 +1654,60 @@ fn a_run_grows_its_network_at_the_stage_and_keeps_its_function() {
     assert_eq!(shape(3), (2, 24));
 }
 
+/// The optimiser of a grown network carries the old moments into the leading part of each
+/// tensor and goes on counting steps; new weights start with a first moment of zero and their
+/// tensor's mean second moment (the mean of all for a new block's).
+#[test]
+fn a_grown_optimiser_keeps_the_old_moments() {
+    use epaminondas::nn::tensor_file::TensorFile;
+    let dir = tempfile::tempdir().unwrap();
+    let small = common::noisy_tiny_network(3, 0.1);
+    let settings = smoke().training.optimizer_settings();
+    let mut optimizer = Optimizer::new(&small, settings);
+    for step in 0..3 {
+        let xs =
+            tch::Tensor::randn([4, small.config.input_planes() as i64, 8, 8], tch::kind::FLOAT_CPU);
+        let (policy, wdl) = small.model.forward_t(&xs, true);
+        optimizer.zero_grad();
+        ((policy * (step + 1) as f64).square().mean(tch::Kind::Float)
+            + wdl.square().mean(tch::Kind::Float))
+        .backward();
+        optimizer.step(0.001, 10.0);
+    }
+    let shape = NetConfig { blocks: 2, channels: 24, ..small.config.clone() };
+    let mut large = Network::new(&shape, tch::Device::Cpu, Some(5)).unwrap();
+    large.init_from(&small).unwrap();
+    let grown = optimizer.grown(&large);
+    assert_eq!(grown.steps(), 3);
+    let (before, after) = (dir.path().join("before"), dir.path().join("after"));
+    optimizer.save(&before).unwrap();
+    grown.save(&after).unwrap();
+    let format = "epaminondas-optimizer-v1";
+    let (before, after) =
+        (TensorFile::read(&before, format).unwrap(), TensorFile::read(&after, format).unwrap());
+    let read = |file: &TensorFile, name: &str, shape: &[i64]| {
+        file.tensor(name, shape, tch::Device::Cpu).unwrap()
+    };
+    let planes = small.config.input_planes() as i64;
+    let (old_shape, new_shape) = ([16, planes, 3, 3], [24, planes, 3, 3]);
+    for moment in ["first", "second"] {
+        let name = format!("stem.conv.weight#{moment}");
+        let old = read(&before, &name, &old_shape);
+        assert!(old.abs().sum(tch::Kind::Float).double_value(&[]) > 0.0, "{name} moved");
+        let new = read(&after, &name, &new_shape);
+        assert!(new.narrow(0, 0, 16).equal(&old), "{name}: the old moments, in place");
+        let fresh = new.narrow(0, 16, 8);
+        let expected =
+            if moment == "first" { 0.0 } else { old.mean(tch::Kind::Float).double_value(&[]) };
+        let gap = (fresh - expected).abs().max().double_value(&[]);
+        assert!(gap < 1e-9 + expected * 1e-5, "{name}: new weights' moments off by {gap}");
+    }
+    // A tensor of the new block: the mean of every old second moment.
+    let new_block = read(&after, "trunk.1.first.conv.weight#second", &[24, 24, 3, 3]);
+    let (low, high) = (new_block.min().double_value(&[]), new_block.max().double_value(&[]));
+    assert!(low > 0.0 && (high - low) <= high * 1e-5, "{low} {high}");
+}
+
 /// Grow stages that shrink the network or do not follow one another are refused by name.
 #[test]
 fn bad_grow_stages_are_refused_by_name() {
