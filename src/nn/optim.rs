@@ -79,14 +79,16 @@ impl Optimizer {
         let mut grown = Optimizer::new(network, self.settings);
         grown.steps = self.steps;
         let old: BTreeMap<&str, &Slot> = self.slots.iter().map(|s| (s.name.as_str(), s)).collect();
-        let mean_of_all = {
-            let seconds: Vec<f64> = self
-                .slots
-                .iter()
-                .filter_map(|s| s.second.as_ref().map(|t| t.mean(Kind::Float).double_value(&[])))
-                .collect();
-            seconds.iter().sum::<f64>() / seconds.len().max(1) as f64
-        };
+        // Each old tensor's mean second moment, measured once.
+        let mean_second: BTreeMap<&str, f64> = self
+            .slots
+            .iter()
+            .filter_map(|s| {
+                let mean = s.second.as_ref()?.mean(Kind::Float).double_value(&[]);
+                Some((s.name.as_str(), mean))
+            })
+            .collect();
+        let mean_of_all = mean_second.values().sum::<f64>() / mean_second.len().max(1) as f64;
         tch::no_grad(|| {
             for slot in &mut grown.slots {
                 let pooled = super::model::reads_pooled_channels(&slot.name);
@@ -95,11 +97,9 @@ impl Optimizer {
                     super::embed(&slot.first, &before.first, pooled);
                 }
                 if let Some(second) = &mut slot.second {
-                    let old_second = before.and_then(|b| b.second.as_ref());
-                    let fill =
-                        old_second.map_or(mean_of_all, |t| t.mean(Kind::Float).double_value(&[]));
-                    let _ = second.fill_(fill);
-                    if let Some(old_second) = old_second {
+                    let _ = second
+                        .fill_(mean_second.get(slot.name.as_str()).copied().unwrap_or(mean_of_all));
+                    if let Some(old_second) = before.and_then(|b| b.second.as_ref()) {
                         super::embed(second, old_second, pooled);
                     }
                 }
