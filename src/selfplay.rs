@@ -21,7 +21,7 @@ use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -494,7 +494,7 @@ pub fn play_games<V: Evaluator + Send, E>(
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
     let session = Session { rules, search, config, seed, player_name };
-    play_games_while(lanes, &session, resumed, &|| true, on_game, on_progress)
+    play_games_while(lanes, &session, resumed, &|| usize::MAX, on_game, on_progress)
 }
 
 /// What every game of a [`play_games_while`] shares: the rules, the search and self-play
@@ -507,12 +507,15 @@ pub struct Session<'a> {
     pub player_name: &'a str,
 }
 
-/// [`play_games`], except that a new game starts only while `keep_starting` says so: once it
-/// says no, the games under way are finished and no others begun (a cluster worker stops so
-/// when a newer network appears, and loses no game it had begun).
+/// [`play_games`], except that a new game starts only while fewer games are under way (begun
+/// here and not finished) than `room` says: with 0, the games under way are finished and no
+/// others begun. A cluster worker says 0 when a newer network appears, and loses no game it had
+/// begun; it keeps the games it has under way to its share of what the learner still takes,
+/// since more would wait until they were too old. `room` is asked at the start and after every
+/// finished game; a lane begins the game that replaces a finished one on what it said before.
 ///
 /// The calling thread coordinates: it hands the lanes the games' indices, hears of every
-/// finished game, and calls `keep_starting`, `on_game` and `on_progress`. Of the threads rayon
+/// finished game, and calls `room`, `on_game` and `on_progress`. Of the threads rayon
 /// has (the process's, by default), each lane gets an equal share for its tree work and its
 /// network passes; libtorch's thread count is set to that share while the lanes play, and back
 /// to what it was after. One lane with every thread alternates tree work and network passes on all of
@@ -521,7 +524,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     lanes: &mut [V],
     session: &Session,
     resumed: Vec<FinishedGame>,
-    keep_starting: &dyn Fn() -> bool,
+    room: &dyn Fn() -> usize,
     on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
@@ -555,7 +558,8 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     let to_play = (0..total).filter(move |index| !done.contains(index));
     let dealer = Dealer {
         next: std::sync::Mutex::new(Box::new(to_play)),
-        starting: AtomicBool::new(keep_starting()),
+        room: AtomicUsize::new(room()),
+        under_way: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
     };
 
@@ -608,7 +612,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                         continue;
                     }
                     finished_games.push(*game);
-                    dealer.starting.store(keep_starting(), Ordering::Relaxed);
+                    dealer.room.store(room(), Ordering::Relaxed);
                 }
                 Ok(LaneEvent::UnderWay { lane, plies, simulations }) => {
                     under_way[lane] = (plies, simulations);
@@ -654,21 +658,36 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     Ok(output)
 }
 
-/// Hands the lanes the indices of the games to play, while new games may start.
+/// Hands the lanes the indices of the games to play, while there is room for more.
 struct Dealer {
     next: std::sync::Mutex<Box<dyn Iterator<Item = usize> + Send>>,
-    /// What `keep_starting` said last.
-    starting: AtomicBool,
+    /// What `room` said last: how many games may be under way.
+    room: AtomicUsize,
+    /// Games dealt and not yet finished.
+    under_way: AtomicUsize,
     /// Set when the generation stops early: the lanes drop their games.
     stopped: AtomicBool,
 }
 
 impl Dealer {
     fn deal(&self) -> Option<usize> {
-        if !self.starting.load(Ordering::Relaxed) || self.stopped() {
+        if self.stopped() {
             return None;
         }
-        self.next.lock().expect("no lane panics holding the indices").next()
+        let room = self.room.load(Ordering::Relaxed);
+        self.under_way
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < room).then_some(n + 1))
+            .ok()?;
+        let next = self.next.lock().expect("no lane panics holding the indices").next();
+        if next.is_none() {
+            self.under_way.fetch_sub(1, Ordering::AcqRel);
+        }
+        next
+    }
+
+    /// A lane's game is over: it no longer takes room.
+    fn finished(&self) {
+        self.under_way.fetch_sub(1, Ordering::AcqRel);
     }
 
     fn stopped(&self) -> bool {
@@ -719,6 +738,7 @@ impl Lane<'_> {
                 if !finished[i] {
                     continue;
                 }
+                self.dealer.finished();
                 let (index, game) = match self.dealer.deal() {
                     Some(next) => std::mem::replace(&mut games[i], new_game(next)),
                     None => games.swap_remove(i),
@@ -731,6 +751,11 @@ impl Lane<'_> {
                     samples,
                     simulations: game_simulations,
                 })));
+            }
+            // Room may have grown since a slot was given up.
+            while games.len() < self.parallel {
+                let Some(next) = self.dealer.deal() else { break };
+                games.push(new_game(next));
             }
             if reported_at.elapsed() >= LANE_REPORT_EVERY {
                 reported_at = Instant::now();

@@ -370,6 +370,43 @@ fn self_play_in_lanes_plays_the_games_of_one_lane() {
     assert_eq!(one.stats.simulations, three.stats.simulations);
 }
 
+/// Self-play keeps the games it has under way within the room it is told, asked after every
+/// finished game (a cluster worker's share of the games its learner still takes): with room for
+/// one until five are done and none after, it plays them one after another, though eight could
+/// be under way at once, and stops (the lane begins its next game on the room said before, so a
+/// sixth may come).
+#[test]
+fn self_play_starts_games_only_while_there_is_room() {
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::selfplay::{play_games_while, Session};
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 12;
+    config.selfplay.parallel_games = 8;
+    let session = Session {
+        rules: config.rules,
+        search: &config.search,
+        config: &config.selfplay,
+        seed: 5,
+        player_name: "test",
+    };
+    let done = std::cell::Cell::new(0);
+    let mut order = Vec::new();
+    let Ok(_) = play_games_while(
+        &mut [UniformEvaluator],
+        &session,
+        Vec::new(),
+        &|| usize::from(done.get() < 5),
+        &mut |game, _| {
+            done.set(done.get() + 1);
+            order.push(game.index);
+            Ok::<(), std::convert::Infallible>(())
+        },
+        &mut |_| {},
+    );
+    assert!((5..=6).contains(&order.len()), "{order:?}");
+    assert_eq!(order, (0..order.len()).collect::<Vec<_>>());
+}
+
 /// Self-play given the finished games of an interrupted generation plays only the others,
 /// each exactly as it would have been played (a game's seed is fixed by its index), and counts
 /// all of them. The journal saves and reads back games whole, refuses a damaged one by name,

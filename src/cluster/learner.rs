@@ -74,6 +74,8 @@ pub struct ClusterGames {
     /// When the previous generation's games were all taken: the workers have played this
     /// generation's games since (while the learner trained, too).
     last_taken: Option<Instant>,
+    /// How many workers played the newest generation taken (0: none known yet).
+    workers_heard: u32,
 }
 
 impl ClusterGames {
@@ -85,6 +87,7 @@ impl ClusterGames {
             committed: VecDeque::new(),
             current: None,
             last_taken: None,
+            workers_heard: 0,
         }
     }
 
@@ -97,15 +100,18 @@ impl ClusterGames {
         let keep = run.config.selfplay.max_network_age + 2;
         for generation in newest.saturating_sub(keep - 1).max(1)..=newest {
             let path = crate::coach::games_path(&run.dir, generation);
-            let ids = match std::fs::read_to_string(&path) {
-                Ok(text) => GameRecord::parse_all(&text)
-                    .map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?
-                    .iter()
-                    .filter_map(|record| game_id_of(record).map(str::to_string))
-                    .collect(),
-                Err(_) => HashSet::new(),
+            let records = match std::fs::read_to_string(&path) {
+                Ok(text) => GameRecord::parse_all(&text).map_err(|e| RunError::Corrupt {
+                    path: path.clone(),
+                    problem: e.to_string(),
+                })?,
+                Err(_) => Vec::new(),
             };
-            self.remember(ids, keep as usize);
+            self.workers_heard = count_workers(&records);
+            self.remember(
+                records.iter().filter_map(|r| game_id_of(r).map(str::to_string)).collect(),
+                keep as usize,
+            );
         }
         let consumer = self.cluster.games_consumer()?;
         observer.message(&format!(
@@ -130,7 +136,8 @@ impl ClusterGames {
         let path = checkpoint_path(&run.dir, version);
         let weights =
             std::fs::read(&path).map_err(|source| RunError::Io { path: path.clone(), source })?;
-        self.cluster.publish_network(&NetworkNotice::new(run_id, version), &weights)?;
+        let notice = NetworkNotice::new(run_id, version).with_workers(self.workers_heard);
+        self.cluster.publish_network(&notice, &weights)?;
         let keep: Vec<String> = (version.saturating_sub(run.config.selfplay.max_network_age)
             ..=version)
             .map(|v| NetworkNotice::new(run_id, v).object)
@@ -292,6 +299,7 @@ impl ClusterGames {
         }
         row.games = games.len();
         row.workers = workers_of(&games);
+        self.workers_heard = count_workers(games.iter().map(|game| &game.record));
         row.seconds = started.elapsed().as_secs_f64();
         self.current = Some((number, ids, row));
         let since = self.last_taken.unwrap_or(started);
@@ -364,6 +372,12 @@ fn workers_of(games: &[FinishedGame]) -> String {
         *counts.entry(game.record.tag(WORKER_TAG).unwrap_or("unknown")).or_default() += 1;
     }
     counts.iter().map(|(name, count)| format!("{name}:{count}")).collect::<Vec<_>>().join(" ")
+}
+
+/// How many workers' games are among `records`.
+fn count_workers<'a>(records: impl IntoIterator<Item = &'a GameRecord>) -> u32 {
+    let names: HashSet<&str> = records.into_iter().filter_map(worker_of).collect();
+    names.len() as u32
 }
 
 /// The run's id on the server, made on its first cluster start and kept in `cluster.json`.

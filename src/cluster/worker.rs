@@ -149,12 +149,18 @@ fn play_with(
         player_name: &player,
     };
     let start_count = *published;
-    // A new game starts while the network is the newest and the learner needs games.
+    // A new game starts while the network is the newest and the learner needs games: this
+    // worker's share of those it still takes, among the workers that played the last generation.
     let enough = backlog_limit(config);
-    let keep_starting = || {
+    let workers = u64::from(notice.workers.max(1));
+    let room = || {
         let newest = newest.lock().expect("the lock is never poisoned");
-        matches!(&*newest, Watched::Notice(n) if n == notice)
-            && cluster.games_in_stream().map_or(true, |games| games < enough)
+        if !matches!(&*newest, Watched::Notice(n) if n == notice) {
+            return 0;
+        }
+        cluster.games_in_stream().map_or(usize::MAX, |games| {
+            usize::try_from(enough.saturating_sub(games).div_ceil(workers)).unwrap_or(usize::MAX)
+        })
     };
     let started_at = Instant::now();
     let mut reported_at = Instant::now();
@@ -191,19 +197,19 @@ fn play_with(
         &mut evaluators,
         &session,
         Vec::new(),
-        &keep_starting,
+        &room,
         &mut on_game,
         &mut on_progress,
     )?;
     Ok(())
 }
 
-/// The games in the stream (waiting, or held by the learner until its commit) at which
-/// workers stop starting new ones: a generation's for each network version the learner still
-/// takes (`max_network_age` + 1). So workers go on playing while the learner trains on the
+/// The games in the stream (waiting, or held by the learner until its commit) and under way at
+/// which workers stop starting new ones: a generation's for each network version the learner
+/// still takes (`max_network_age` + 1). So workers go on playing while the learner trains on the
 /// generation it holds, with the newest network, whose games the next generation still takes;
-/// more would be of a network too old by the time the learner took them. With an age of 0 they
-/// wait while it trains.
+/// more would be of a network too old by the time the learner took them (the stream is first in,
+/// first out), and played for nothing. With an age of 0 they wait while it trains.
 fn backlog_limit(config: &Config) -> u64 {
     config.selfplay.games_per_generation as u64 * (1 + config.selfplay.max_network_age as u64)
 }
