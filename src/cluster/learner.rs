@@ -369,7 +369,7 @@ fn unsettled(observer: &dyn Observer, result: Result<(), ClusterError>) {
 fn workers_of(games: &[FinishedGame]) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for game in games {
-        *counts.entry(game.record.tag(WORKER_TAG).unwrap_or("unknown")).or_default() += 1;
+        *counts.entry(worker_of(&game.record).unwrap_or("unknown")).or_default() += 1;
     }
     counts.iter().map(|(name, count)| format!("{name}:{count}")).collect::<Vec<_>>().join(" ")
 }
