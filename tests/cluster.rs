@@ -346,6 +346,38 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
 }
 
 #[test]
+fn workers_present_counts_each_worker_once_however_often_it_says_so() {
+    let Some(program) = nats_server() else { return };
+    let server = Server::start(&program, &[]);
+    let options = ClusterOptions { url: server.url(), ..Default::default() };
+    let (first, second) =
+        (Cluster::connect(&options).unwrap(), Cluster::connect(&options).unwrap());
+    first.prepare().unwrap();
+    assert_eq!(first.workers_present().unwrap(), 0);
+    // A name with a dot and a space (not allowed in a subject) and a worker heard twice, over
+    // two connections.
+    first.announce_worker("host.example.org worker-1").unwrap();
+    first.announce_worker("w-2").unwrap();
+    second.announce_worker("w-2").unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let announcements = || {
+        runtime.block_on(async {
+            let client = async_nats::connect(server.url()).await.unwrap();
+            let jetstream = async_nats::jetstream::new(client);
+            let mut stream = jetstream.get_stream("EPAMINONDAS_WORKERS").await.unwrap();
+            stream.info().await.unwrap().state.last_sequence
+        })
+    };
+    let heard = Instant::now() + Duration::from_secs(10);
+    while announcements() < 3 {
+        assert!(Instant::now() < heard, "three announcements were not stored");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(first.workers_present().unwrap(), 2);
+    assert_eq!(second.workers_present().unwrap(), 2);
+}
+
+#[test]
 fn a_worker_with_wrong_credentials_or_no_server_says_why_and_keeps_trying() {
     let Some(program) = nats_server() else { return };
     let server = Server::start(&program, &["--user", "learner", "--pass", "right"]);

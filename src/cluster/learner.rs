@@ -74,8 +74,6 @@ pub struct ClusterGames {
     /// When the previous generation's games were all taken: the workers have played this
     /// generation's games since (while the learner trained, too).
     last_taken: Option<Instant>,
-    /// How many workers played the newest generation taken (0: none known yet).
-    workers_heard: u32,
 }
 
 impl ClusterGames {
@@ -87,7 +85,6 @@ impl ClusterGames {
             committed: VecDeque::new(),
             current: None,
             last_taken: None,
-            workers_heard: 0,
         }
     }
 
@@ -107,7 +104,6 @@ impl ClusterGames {
                 })?,
                 Err(_) => Vec::new(),
             };
-            self.workers_heard = count_workers(&records);
             self.remember(
                 records.iter().filter_map(|r| game_id_of(r).map(str::to_string)).collect(),
                 keep as usize,
@@ -136,7 +132,7 @@ impl ClusterGames {
         let path = checkpoint_path(&run.dir, version);
         let weights =
             std::fs::read(&path).map_err(|source| RunError::Io { path: path.clone(), source })?;
-        let notice = NetworkNotice::new(run_id, version).with_workers(self.workers_heard);
+        let notice = NetworkNotice::new(run_id, version);
         self.cluster.publish_network(&notice, &weights)?;
         let keep: Vec<String> = (version.saturating_sub(run.config.selfplay.max_network_age)
             ..=version)
@@ -290,8 +286,9 @@ impl ClusterGames {
             }
             if said_at.elapsed() >= HEARTBEAT {
                 said_at = Instant::now();
+                let present = self.cluster.workers_present().map_or("?".into(), |n| n.to_string());
                 observer.message(&format!(
-                    "generation {number}: {} of {wanted} games; waiting for workers (network {} is published)",
+                    "generation {number}: {} of {wanted} games; waiting for workers ({present} present; network {} is published)",
                     games.len(),
                     crate::util::generation_name(version)
                 ));
@@ -299,7 +296,6 @@ impl ClusterGames {
         }
         row.games = games.len();
         row.workers = workers_of(&games);
-        self.workers_heard = count_workers(games.iter().map(|game| &game.record));
         row.seconds = started.elapsed().as_secs_f64();
         self.current = Some((number, ids, row));
         let since = self.last_taken.unwrap_or(started);
@@ -372,12 +368,6 @@ fn workers_of(games: &[FinishedGame]) -> String {
         *counts.entry(worker_of(&game.record).unwrap_or("unknown")).or_default() += 1;
     }
     counts.iter().map(|(name, count)| format!("{name}:{count}")).collect::<Vec<_>>().join(" ")
-}
-
-/// How many workers' games are among `records`.
-fn count_workers<'a>(records: impl IntoIterator<Item = &'a GameRecord>) -> u32 {
-    let names: HashSet<&str> = records.into_iter().filter_map(worker_of).collect();
-    names.len() as u32
 }
 
 /// The run's id on the server, made on its first cluster start and kept in `cluster.json`.

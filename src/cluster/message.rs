@@ -45,15 +45,12 @@ impl RunNotice {
 }
 
 /// The network workers are to play with: the checkpoint of generation `version`, stored
-/// under `object`, whose games make generation `version + 1`; and how many workers played the
-/// generation before (0: none yet), among whom the workers share the games still wanted.
+/// under `object`, whose games make generation `version + 1`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NetworkNotice {
     pub run: String,
     pub version: u32,
     pub object: String,
-    #[serde(default)]
-    pub workers: u32,
 }
 
 impl NetworkNotice {
@@ -62,12 +59,7 @@ impl NetworkNotice {
             run: run.into(),
             version,
             object: format!("{run}-{}", crate::util::generation_name(version)),
-            workers: 0,
         }
-    }
-
-    pub fn with_workers(self, workers: u32) -> NetworkNotice {
-        NetworkNotice { workers, ..self }
     }
 
     pub fn encode(&self) -> Vec<u8> {

@@ -9,6 +9,8 @@
 //! stream EPAMINONDAS_GAMES      subject epaminondas.games: finished games (workers publish,
 //!                               the learner consumes; a work queue, so an acknowledged game
 //!                               leaves the stream)
+//! stream EPAMINONDAS_WORKERS    epaminondas.workers.ID: each worker present, its newest
+//!                               announcement (every 10 s), kept for a minute
 //! ```
 //!
 //! A game is acknowledged only once the generation holding it is committed, so a learner
@@ -38,6 +40,12 @@ const RUN_SUBJECT: &str = "epaminondas.run";
 const NETWORKS_BUCKET: &str = "EPAMINONDAS_NETWORKS";
 const CONFIG_KEY: &str = "config";
 const NETWORK_KEY: &str = "network";
+const WORKERS_STREAM: &str = "EPAMINONDAS_WORKERS";
+const WORKERS_SUBJECT: &str = "epaminondas.workers";
+/// How often a worker says it is present, and how long it counts as present after it last
+/// did (several announcements, so that one lost or late does not drop it).
+const ANNOUNCE_EVERY: Duration = Duration::from_secs(10);
+const PRESENCE_LIFETIME: Duration = Duration::from_secs(60);
 
 /// How to reach the server: its address and the credentials and TLS settings it asks for.
 #[derive(Clone, Debug, Default)]
@@ -95,6 +103,14 @@ impl ClusterError {
             _ => false,
         }
     }
+}
+
+/// `text` as one token of a subject: a worker's name may hold dots or spaces, which subjects
+/// do not.
+fn subject_token(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect()
 }
 
 /// The error of a server call, naming what was being done.
@@ -174,6 +190,20 @@ impl Cluster {
         .map_err(server("opening the run's notices"))
     }
 
+    /// The stream of the workers present: each one's newest announcement, until it is a
+    /// minute old. In memory: presence needs no keeping across a server's restart.
+    fn workers_stream(&self) -> Result<stream::Stream, ClusterError> {
+        self.block_on(self.jetstream.get_or_create_stream(stream::Config {
+            name: WORKERS_STREAM.into(),
+            subjects: vec![format!("{WORKERS_SUBJECT}.*")],
+            max_messages_per_subject: 1,
+            max_age: PRESENCE_LIFETIME,
+            storage: stream::StorageType::Memory,
+            ..Default::default()
+        }))
+        .map_err(server("opening the workers' presence"))
+    }
+
     /// The networks' object store, made if it does not exist (by the learner only: a worker
     /// that made it would hide a learner that has not started, see [`Cluster::stored_networks`]).
     fn networks_bucket(&self) -> Result<object_store::ObjectStore, ClusterError> {
@@ -197,6 +227,7 @@ impl Cluster {
     pub fn prepare(&self) -> Result<(), ClusterError> {
         self.games_stream()?;
         self.run_stream()?;
+        self.workers_stream()?;
         self.networks_bucket()?;
         Ok(())
     }
@@ -361,6 +392,31 @@ impl Cluster {
         let stream = self
             .block_on(self.jetstream.get_stream(GAMES_STREAM))
             .map_err(server("reading the games stream's state"))?;
+        Ok(stream.cached_info().state.messages)
+    }
+
+    /// Says that worker `id` is present, now and then every 10 s while this connection lasts.
+    pub fn announce_worker(&self, id: &str) -> Result<(), ClusterError> {
+        self.workers_stream()?;
+        let subject = format!("{WORKERS_SUBJECT}.{}", subject_token(id));
+        let jetstream = self.jetstream.clone();
+        self.runtime.spawn(async move {
+            loop {
+                // One that fails is made good by the next, well within the lifetime.
+                if let Ok(stored) = jetstream.publish(subject.clone(), Bytes::new()).await {
+                    let _ = stored.await;
+                }
+                tokio::time::sleep(ANNOUNCE_EVERY).await;
+            }
+        });
+        Ok(())
+    }
+
+    /// How many workers have said they are present within the last minute.
+    pub fn workers_present(&self) -> Result<u64, ClusterError> {
+        let stream = self
+            .block_on(self.jetstream.get_stream(WORKERS_STREAM))
+            .map_err(server("reading the workers present"))?;
         Ok(stream.cached_info().state.messages)
     }
 

@@ -59,6 +59,7 @@ fn work(
 ) -> Result<std::convert::Infallible, ClusterError> {
     let cluster = Cluster::connect(options)?;
     eprintln!("worker {}: connected to {}", settings.name, cluster.url());
+    cluster.announce_worker(id)?;
     // The newest notice the server has sent since the watch began (in the order published).
     let newest: Arc<Mutex<Watched>> = Arc::new(Mutex::new(Watched::Nothing));
     let seen = Arc::clone(&newest);
@@ -150,17 +151,16 @@ fn play_with(
     };
     let start_count = *published;
     // A new game starts while the network is the newest and the learner needs games: this
-    // worker's share of those it still takes, among the workers that played the last generation.
+    // worker's share of those it still takes, among the workers present.
     let enough = backlog_limit(config);
-    let workers = u64::from(notice.workers.max(1));
     let room = || {
         let newest = newest.lock().expect("the lock is never poisoned");
         if !matches!(&*newest, Watched::Notice(n) if n == notice) {
             return 0;
         }
-        cluster.games_in_stream().map_or(usize::MAX, |games| {
-            usize::try_from(enough.saturating_sub(games).div_ceil(workers)).unwrap_or(usize::MAX)
-        })
+        let Ok(games) = cluster.games_in_stream() else { return usize::MAX };
+        let workers = cluster.workers_present().unwrap_or(1).max(1);
+        usize::try_from(enough.saturating_sub(games).div_ceil(workers)).unwrap_or(usize::MAX)
     };
     let started_at = Instant::now();
     let mut reported_at = Instant::now();
