@@ -389,9 +389,12 @@ impl Cluster {
     /// The games in the stream: waiting for the learner, or taken by it and not yet
     /// acknowledged (those of the generation it is training on).
     pub fn games_in_stream(&self) -> Result<u64, ClusterError> {
-        let stream = self
-            .block_on(self.jetstream.get_stream(GAMES_STREAM))
-            .map_err(server("reading the games stream's state"))?;
+        self.messages_in(GAMES_STREAM, "reading the games stream's state")
+    }
+
+    /// How many messages stream `name` holds now.
+    fn messages_in(&self, name: &str, action: &str) -> Result<u64, ClusterError> {
+        let stream = self.block_on(self.jetstream.get_stream(name)).map_err(server(action))?;
         Ok(stream.cached_info().state.messages)
     }
 
@@ -414,10 +417,7 @@ impl Cluster {
 
     /// How many workers have said they are present within the last minute.
     pub fn workers_present(&self) -> Result<u64, ClusterError> {
-        let stream = self
-            .block_on(self.jetstream.get_stream(WORKERS_STREAM))
-            .map_err(server("reading the workers present"))?;
-        Ok(stream.cached_info().state.messages)
+        self.messages_in(WORKERS_STREAM, "reading the workers present")
     }
 
     /// The learner's consumer of the games stream, made afresh, so that every game not yet
