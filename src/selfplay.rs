@@ -47,6 +47,8 @@ pub struct SelfPlayStats {
     /// Search simulations (network leaves and terminal visits).
     pub simulations: u64,
     pub seconds: f64,
+    /// Games under way when the caller said [`Room::Abandon`], dropped unfinished.
+    pub abandoned: usize,
 }
 
 impl SelfPlayStats {
@@ -494,7 +496,18 @@ pub fn play_games<V: Evaluator + Send, E>(
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
     let session = Session { rules, search, config, seed, player_name };
-    play_games_while(lanes, &session, resumed, &|| usize::MAX, on_game, on_progress)
+    play_games_while(lanes, &session, resumed, &|| Room::Games(usize::MAX), on_game, on_progress)
+}
+
+/// The games a caller of [`play_games_while`] still wants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Room {
+    /// At most this many under way (begun here and not finished): with 0, those under way are
+    /// finished and no others begun.
+    Games(usize),
+    /// No more, and not those under way either: they are dropped unfinished (a cluster worker's
+    /// games of a network the learner no longer takes).
+    Abandon,
 }
 
 /// What every game of a [`play_games_while`] shares: the rules, the search and self-play
@@ -508,11 +521,12 @@ pub struct Session<'a> {
 }
 
 /// [`play_games`], except that a new game starts only while fewer games are under way (begun
-/// here and not finished) than `room` says: with 0, the games under way are finished and no
-/// others begun. A cluster worker says 0 when a newer network appears, and loses no game it had
-/// begun; it keeps the games it has under way to its share of what the learner still takes,
-/// since more would wait until they were too old. `room` is asked at the start and after every
-/// finished game; a lane begins the game that replaces a finished one on what it said before.
+/// here and not finished) than `room` says, and all stop when it says [`Room::Abandon`]. A
+/// cluster worker says 0 when a newer network appears, and loses no game it had begun that the
+/// learner can still take; it keeps the games it has under way to its share of what the learner
+/// still takes, since more would wait until they were too old; and it abandons those that would
+/// come too old. `room` is asked at the start, after every finished game and about once a
+/// second; a lane begins the game that replaces a finished one on what it said before.
 ///
 /// The calling thread coordinates: it hands the lanes the games' indices, hears of every
 /// finished game, and calls `room`, `on_game` and `on_progress`. Of the threads rayon
@@ -524,7 +538,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     lanes: &mut [V],
     session: &Session,
     resumed: Vec<FinishedGame>,
-    room: &dyn Fn() -> usize,
+    room: &dyn Fn() -> Room,
     on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
@@ -558,10 +572,14 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     let to_play = (0..total).filter(move |index| !done.contains(index));
     let dealer = Dealer {
         next: std::sync::Mutex::new(Box::new(to_play)),
-        room: AtomicUsize::new(room()),
+        room: AtomicUsize::new(0),
         under_way: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
     };
+    let mut abandoning = dealer.listen(room());
+    let mut room_asked_at = Instant::now();
+    // Games dropped unfinished, or finished after the word to abandon them.
+    let mut abandoned = 0;
 
     let threads = rayon::current_num_threads();
     let lane_count = lanes.len();
@@ -598,10 +616,16 @@ pub fn play_games_while<V: Evaluator + Send, E>(
         let mut under_way = vec![(0, 0); lane_count];
         let mut outcome = Ok(());
         loop {
+            if !abandoning && outcome.is_ok() && room_asked_at.elapsed() >= PROGRESS_EVERY {
+                room_asked_at = Instant::now();
+                abandoning = dealer.listen(room());
+            }
             match events.recv_timeout(PROGRESS_EVERY) {
                 Ok(LaneEvent::Finished(game)) => {
-                    if outcome.is_err() {
-                        continue; // the generation stopped: games finished since do not count
+                    if outcome.is_err() || abandoning {
+                        // The generation stopped: games finished since do not count.
+                        abandoned += usize::from(abandoning);
+                        continue;
                     }
                     simulations += game.simulations;
                     finished_plies += game.record.moves.len();
@@ -612,15 +636,17 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                         continue;
                     }
                     finished_games.push(*game);
-                    dealer.room.store(room(), Ordering::Relaxed);
+                    room_asked_at = Instant::now();
+                    abandoning = dealer.listen(room());
                 }
+                Ok(LaneEvent::Dropped(games)) => abandoned += games,
                 Ok(LaneEvent::UnderWay { lane, plies, simulations }) => {
                     under_way[lane] = (plies, simulations);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break, // every lane is done
             }
-            if reported_at.elapsed() >= PROGRESS_EVERY && outcome.is_ok() {
+            if reported_at.elapsed() >= PROGRESS_EVERY && outcome.is_ok() && !abandoning {
                 reported_at = Instant::now();
                 let ply_cap = f64::from(rules.ply_cap.unwrap_or(crate::config::DEFAULT_PLY_CAP));
                 on_progress(&SelfPlayProgress {
@@ -655,6 +681,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     }
     output.stats.simulations = simulations;
     output.stats.seconds = started_at.elapsed().as_secs_f64();
+    output.stats.abandoned = abandoned;
     Ok(output)
 }
 
@@ -685,6 +712,16 @@ impl Dealer {
         next
     }
 
+    /// Takes what `room` said: the room for games under way, or, for [`Room::Abandon`], the stop
+    /// of every game (then true).
+    fn listen(&self, room: Room) -> bool {
+        match room {
+            Room::Games(games) => self.room.store(games, Ordering::Relaxed),
+            Room::Abandon => self.stopped.store(true, Ordering::Relaxed),
+        }
+        room == Room::Abandon
+    }
+
     /// A lane's game is over: it no longer takes room.
     fn finished(&self) {
         self.under_way.fetch_sub(1, Ordering::AcqRel);
@@ -698,6 +735,8 @@ impl Dealer {
 /// What a lane tells the coordinating thread.
 enum LaneEvent {
     Finished(Box<FinishedGame>),
+    /// The lane stopped with this many games unfinished, dropped.
+    Dropped(usize),
     /// The plies and simulations of the lane's games under way.
     UnderWay {
         lane: usize,
@@ -805,6 +844,9 @@ impl Lane<'_> {
                     search.apply(token, request, evaluation, rng);
                 }
             });
+        }
+        if !games.is_empty() {
+            tell(LaneEvent::Dropped(games.len()));
         }
         tell(LaneEvent::UnderWay { lane: self.number, plies: 0, simulations: 0 });
     }

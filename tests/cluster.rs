@@ -377,6 +377,31 @@ fn workers_present_counts_each_worker_once_however_often_it_says_so() {
     assert_eq!(second.workers_present().unwrap(), 2);
 }
 
+/// A worker abandons its games under way only when the learner can no longer take them: no
+/// generation still to come takes their network (the default's `max_network_age` is 1) or is
+/// played on their board (the default plays generations 1-32 on 8x8), or the newest network is
+/// of another run.
+#[test]
+fn a_worker_abandons_games_only_when_the_learner_can_no_longer_take_them() {
+    use epaminondas::cluster::worker::still_taken;
+    use epaminondas::cluster::NetworkNotice;
+    let config = epaminondas::config::Config::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/configs/default.toml"
+    )))
+    .unwrap();
+    let network = |version| NetworkNotice::new("run", version);
+    let (small, large) = (config.rules_for(32), config.rules_for(33));
+    assert_eq!((small.width, large.width), (8, 14));
+    assert!(still_taken(&config, &network(3), &network(4), &small));
+    assert!(!still_taken(&config, &network(3), &network(5), &small), "two networks newer");
+    assert!(!still_taken(&config, &network(3), &NetworkNotice::new("other", 4), &small));
+    // Generation 32, the last on 8x8, takes network 30's games; 33 plays on 14x12.
+    assert!(still_taken(&config, &network(30), &network(31), &small));
+    assert!(!still_taken(&config, &network(31), &network(32), &small), "the board is left");
+    assert!(still_taken(&config, &network(31), &network(32), &large));
+}
+
 #[test]
 fn a_worker_with_wrong_credentials_or_no_server_says_why_and_keeps_trying() {
     let Some(program) = nats_server() else { return };

@@ -378,7 +378,7 @@ fn self_play_in_lanes_plays_the_games_of_one_lane() {
 #[test]
 fn self_play_starts_games_only_while_there_is_room() {
     use epaminondas::evaluator::UniformEvaluator;
-    use epaminondas::selfplay::{play_games_while, Session};
+    use epaminondas::selfplay::{play_games_while, Room, Session};
     let mut config = smoke();
     config.selfplay.games_per_generation = 12;
     config.selfplay.parallel_games = 8;
@@ -395,7 +395,7 @@ fn self_play_starts_games_only_while_there_is_room() {
         &mut [UniformEvaluator],
         &session,
         Vec::new(),
-        &|| usize::from(done.get() < 5),
+        &|| Room::Games(usize::from(done.get() < 5)),
         &mut |game, _| {
             done.set(done.get() + 1);
             order.push(game.index);
@@ -405,6 +405,41 @@ fn self_play_starts_games_only_while_there_is_room() {
     );
     assert!((5..=6).contains(&order.len()), "{order:?}");
     assert_eq!(order, (0..order.len()).collect::<Vec<_>>());
+}
+
+/// Told to abandon its games, self-play drops those under way and returns: with room for
+/// eight until two games are done and then the word to abandon, it keeps those two and counts
+/// every other game it began (at least the six more under way, at most the other ten) as
+/// abandoned, whether dropped unfinished or finished after the word.
+#[test]
+fn self_play_abandons_the_games_under_way_when_told() {
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::selfplay::{play_games_while, Room, Session};
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 12;
+    config.selfplay.parallel_games = 8;
+    let session = Session {
+        rules: config.rules,
+        search: &config.search,
+        config: &config.selfplay,
+        seed: 5,
+        player_name: "test",
+    };
+    let done = std::cell::Cell::new(0);
+    let Ok(output) = play_games_while(
+        &mut [UniformEvaluator],
+        &session,
+        Vec::new(),
+        &|| if done.get() < 2 { Room::Games(8) } else { Room::Abandon },
+        &mut |_, _| {
+            done.set(done.get() + 1);
+            Ok::<(), std::convert::Infallible>(())
+        },
+        &mut |_| {},
+    );
+    assert_eq!(done.get(), 2, "no game is handed on after the word to abandon");
+    assert_eq!(output.records.len(), 2);
+    assert!((6..=10).contains(&output.stats.abandoned), "{}", output.stats.abandoned);
 }
 
 /// Self-play given the finished games of an interrupted generation plays only the others,

@@ -1,13 +1,15 @@
 //! A worker: plays self-play games with the run's newest network, with the same code as the
 //! trainer's own self-play, and publishes each as it finishes. When a newer network appears
-//! it starts no new game, finishes those under way, and goes on with the new one. It needs no
-//! shared filesystem, and keeps trying (saying why) while the server cannot be reached.
+//! it starts no new game, finishes those under way while the learner can still take them
+//! (abandoning them once it cannot), and goes on with the new one. It needs no shared
+//! filesystem, and keeps trying (saying why) while the server cannot be reached.
 
 use super::message::{GameHeader, GameMessage, NetworkNotice};
 use super::{Cluster, ClusterError, ClusterOptions};
 use crate::config::Config;
+use crate::game::Rules;
 use crate::nn::{configure_threads, DeviceChoice, Network, Precision};
-use crate::selfplay::{self, FinishedGame, SelfPlayProgress, Session};
+use crate::selfplay::{self, FinishedGame, Room, SelfPlayProgress, Session};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -155,12 +157,22 @@ fn play_with(
     let enough = backlog_limit(config);
     let room = || {
         let newest = newest.lock().expect("the lock is never poisoned");
-        if !matches!(&*newest, Watched::Notice(n) if n == notice) {
-            return 0;
+        match &*newest {
+            Watched::Notice(newer) if newer != notice => {
+                return if still_taken(config, notice, newer, &rules) {
+                    Room::Games(0)
+                } else {
+                    Room::Abandon
+                };
+            }
+            Watched::Notice(_) => {}
+            Watched::Nothing | Watched::Ended => return Room::Games(0),
         }
-        let Ok(games) = cluster.games_in_stream() else { return usize::MAX };
+        let Ok(games) = cluster.games_in_stream() else { return Room::Games(usize::MAX) };
         let workers = cluster.workers_present().unwrap_or(1).max(1);
-        usize::try_from(enough.saturating_sub(games).div_ceil(workers)).unwrap_or(usize::MAX)
+        Room::Games(
+            usize::try_from(enough.saturating_sub(games).div_ceil(workers)).unwrap_or(usize::MAX),
+        )
     };
     let started_at = Instant::now();
     let mut reported_at = Instant::now();
@@ -193,7 +205,7 @@ fn play_with(
             );
         }
     };
-    selfplay::play_games_while(
+    let output = selfplay::play_games_while(
         &mut evaluators,
         &session,
         Vec::new(),
@@ -201,7 +213,31 @@ fn play_with(
         &mut on_game,
         &mut on_progress,
     )?;
+    if output.stats.abandoned > 0 {
+        eprintln!(
+            "worker {}: abandoned {} games of network {} under way: the learner no longer takes them",
+            settings.name, output.stats.abandoned, notice.object
+        );
+    }
     Ok(())
+}
+
+/// Whether the learner, whose newest network is `newer`, may still take games that `played`
+/// plays on `rules`' board: some generation still to come (from the one `newer` plays on)
+/// takes the games of networks as old as `played` (the learner's `max_network_age`) and is
+/// played on that board. Not when `newer` belongs to another run.
+pub fn still_taken(
+    config: &Config,
+    played: &NetworkNotice,
+    newer: &NetworkNotice,
+    rules: &Rules,
+) -> bool {
+    let last = played.version + 1 + config.selfplay.max_network_age;
+    newer.run == played.run
+        && (newer.version + 1..=last).any(|generation| {
+            let board = config.rules_for(generation);
+            (board.width, board.height) == (rules.width, rules.height)
+        })
 }
 
 /// The games in the stream (waiting, or held by the learner until its commit) and under way at
