@@ -104,14 +104,43 @@ pub fn matmul_side(device: Device) -> i64 {
     }
 }
 
+/// The longest one product of the limit's matrices may take: at least 16 are timed.
+const LONGEST_PRODUCT_SECONDS: f64 = 0.5;
+
+/// The side at which to measure a limit, from the time one product of side `probe` took: the
+/// full side, halved while a product of that side would take longer than half a second (a
+/// product of twice the side costs eight times as much). Only bfloat16 on a CPU without bf16
+/// instructions shrinks it: libtorch computes that in plain loops, hundreds of times slower,
+/// where float32 at the full side takes a few tenths of a second even on two cores.
+pub fn product_side(full: i64, probe: i64, probe_seconds: f64) -> i64 {
+    let mut side = full;
+    while side > probe && probe_seconds * ((side / probe) as f64).powi(3) > LONGEST_PRODUCT_SECONDS
+    {
+        side /= 2;
+    }
+    side
+}
+
 /// The machine's limit in `kind` (float32, or bfloat16 as half-precision search computes):
-/// products of [`matmul_side`] square matrices on `device`, four at a time between waits for
-/// the device, so that on a GPU the next product is queued while one computes.
-pub fn matmul_flops(device: Device, kind: Kind, seconds: f64) -> f64 {
+/// products of square matrices on `device`, four at a time between waits for the device, so
+/// that on a GPU the next product is queued while one computes. Their side is
+/// [`matmul_side`]'s, or smaller where a product that large would be slow (see
+/// [`product_side`]). Returns the side and the FLOP/s.
+pub fn matmul_limit(device: Device, kind: Kind, seconds: f64) -> (i64, f64) {
     const PRODUCTS_PER_WAIT: i64 = 4;
-    let n = matmul_side(device);
-    let a = Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind);
-    let b = Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind);
+    const PROBE: i64 = 256;
+    let matrices =
+        |n: i64| (0..2).map(move |_| Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind));
+    let full = matmul_side(device);
+    let probe: Vec<Tensor> = matrices(PROBE.min(full)).collect();
+    let product = || {
+        let _ = probe[0].matmul(&probe[1]).double_value(&[0, 0]);
+    };
+    product(); // warm-up
+    let started = Instant::now();
+    product();
+    let n = product_side(full, PROBE.min(full), started.elapsed().as_secs_f64());
+    let [a, b]: [Tensor; 2] = matrices(n).collect::<Vec<_>>().try_into().expect("two matrices");
     let per_second = rate(seconds, || {
         let mut c = a.matmul(&b);
         for _ in 1..PRODUCTS_PER_WAIT {
@@ -119,7 +148,7 @@ pub fn matmul_flops(device: Device, kind: Kind, seconds: f64) -> f64 {
         }
         let _ = c.double_value(&[0, 0]); // waits for the work on asynchronous devices
     });
-    per_second * (PRODUCTS_PER_WAIT * 2 * n * n * n) as f64
+    (n, per_second * (PRODUCTS_PER_WAIT * 2 * n * n * n) as f64)
 }
 
 /// Network throughput at each batch: forward passes alone (the FLOP/s figure) and through the

@@ -117,3 +117,16 @@ fn durations_below_zero_or_not_finite_are_refused() {
         );
     }
 }
+
+/// The limit's matrices keep their full side unless a product that large would be slow: a
+/// 256-side product of 0.5 ms (float32 on two cores) keeps 2048 (0.26 s a product); one of
+/// 67 ms (bfloat16 in libtorch's plain loops) measures at 256, where 2048 would take 34 s.
+#[test]
+fn the_limit_shrinks_its_matrices_only_where_a_product_would_be_slow() {
+    use epaminondas::bench::product_side;
+    assert_eq!(product_side(2048, 256, 0.0005), 2048);
+    assert_eq!(product_side(2048, 256, 0.067), 256);
+    assert_eq!(product_side(2048, 256, 0.005), 1024, "a 2048 product would take 2.6 s");
+    assert_eq!(product_side(8192, 256, 0.00001), 8192);
+    assert_eq!(product_side(128, 128, 10.0), 128, "never below the probe");
+}

@@ -100,15 +100,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     // network's rows are set against the limit of the kind it computes in.
     let mut flops = 0.0;
     for (kind, name) in [(tch::Kind::Float, "float32"), (tch::Kind::BFloat16, "bfloat16")] {
-        let limit = bench::matmul_flops(device, kind, args.seconds);
+        let (side, limit) = bench::matmul_limit(device, kind, args.seconds);
         if kind == inference.kind() {
             flops = limit;
         }
         emit(BenchRow {
-            benchmark: format!(
-                "matrix product {side}x{side} {name} (the machine's limit)",
-                side = bench::matmul_side(device)
-            ),
+            benchmark: format!("matrix product {side}x{side} {name} (the machine's limit)"),
             batch: None,
             value: limit / 1e9,
             unit: "GFLOP/s".into(),
