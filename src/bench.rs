@@ -124,7 +124,7 @@ pub fn product_side(full: i64, probe: i64, probe_seconds: f64) -> i64 {
 /// The machine's limit in `kind` (float32, or bfloat16 as half-precision search computes):
 /// products of square matrices on `device`, four at a time between waits for the device, so
 /// that on a GPU the next product is queued while one computes. Their side is
-/// [`matmul_side`]'s, or smaller where a product that large would be slow (see
+/// [`matmul_side`]'s, or on a CPU smaller where a product that large would be slow (see
 /// [`product_side`]). Returns the side and the FLOP/s.
 pub fn matmul_limit(device: Device, kind: Kind, seconds: f64) -> (i64, f64) {
     const PRODUCTS_PER_WAIT: i64 = 4;
@@ -132,14 +132,20 @@ pub fn matmul_limit(device: Device, kind: Kind, seconds: f64) -> (i64, f64) {
     let matrices =
         |n: i64| (0..2).map(move |_| Tensor::randn([n, n], (Kind::Float, device)).to_kind(kind));
     let full = matmul_side(device);
-    let probe: Vec<Tensor> = matrices(PROBE.min(full)).collect();
-    let product = || {
-        let _ = probe[0].matmul(&probe[1]).double_value(&[0, 0]);
+    // A GPU computes every kind fast, and a small product there times the launch, not the
+    // arithmetic: only a CPU probes.
+    let n = if device.is_cuda() {
+        full
+    } else {
+        let probe: Vec<Tensor> = matrices(PROBE).collect();
+        let product = || {
+            let _ = probe[0].matmul(&probe[1]).double_value(&[0, 0]);
+        };
+        product(); // warm-up
+        let started = Instant::now();
+        product();
+        product_side(full, PROBE, started.elapsed().as_secs_f64())
     };
-    product(); // warm-up
-    let started = Instant::now();
-    product();
-    let n = product_side(full, PROBE.min(full), started.elapsed().as_secs_f64());
     let [a, b]: [Tensor; 2] = matrices(n).collect::<Vec<_>>().try_into().expect("two matrices");
     let per_second = rate(seconds, || {
         let mut c = a.matmul(&b);
