@@ -370,6 +370,25 @@ fn self_play_in_lanes_plays_the_games_of_one_lane() {
     assert_eq!(one.stats.simulations, three.stats.simulations);
 }
 
+/// The smoke config with twelve games a generation, eight in lockstep.
+fn twelve_games_eight_at_once() -> Config {
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 12;
+    config.selfplay.parallel_games = 8;
+    config
+}
+
+/// A self-play session of `config`'s rules and settings, seed 5.
+fn session_of(config: &Config) -> epaminondas::selfplay::Session<'_> {
+    epaminondas::selfplay::Session {
+        rules: config.rules,
+        search: &config.search,
+        config: &config.selfplay,
+        seed: 5,
+        player_name: "test",
+    }
+}
+
 /// Self-play keeps the games it has under way within the room it is told, asked after every
 /// finished game (a cluster worker's share of the games its learner still takes): with room for
 /// one until five are done and none after, it plays them one after another, though eight could
@@ -378,17 +397,9 @@ fn self_play_in_lanes_plays_the_games_of_one_lane() {
 #[test]
 fn self_play_starts_games_only_while_there_is_room() {
     use epaminondas::evaluator::UniformEvaluator;
-    use epaminondas::selfplay::{play_games_while, Room, Session};
-    let mut config = smoke();
-    config.selfplay.games_per_generation = 12;
-    config.selfplay.parallel_games = 8;
-    let session = Session {
-        rules: config.rules,
-        search: &config.search,
-        config: &config.selfplay,
-        seed: 5,
-        player_name: "test",
-    };
+    use epaminondas::selfplay::{play_games_while, Room};
+    let config = twelve_games_eight_at_once();
+    let session = session_of(&config);
     let done = std::cell::Cell::new(0);
     let mut order = Vec::new();
     let Ok(_) = play_games_while(
@@ -414,17 +425,9 @@ fn self_play_starts_games_only_while_there_is_room() {
 #[test]
 fn self_play_abandons_the_games_under_way_when_told() {
     use epaminondas::evaluator::UniformEvaluator;
-    use epaminondas::selfplay::{play_games_while, Room, Session};
-    let mut config = smoke();
-    config.selfplay.games_per_generation = 12;
-    config.selfplay.parallel_games = 8;
-    let session = Session {
-        rules: config.rules,
-        search: &config.search,
-        config: &config.selfplay,
-        seed: 5,
-        player_name: "test",
-    };
+    use epaminondas::selfplay::{play_games_while, Room};
+    let config = twelve_games_eight_at_once();
+    let session = session_of(&config);
     let done = std::cell::Cell::new(0);
     let Ok(output) = play_games_while(
         &mut [UniformEvaluator],
