@@ -36,6 +36,8 @@ pub struct ArenaArgs {
     /// Games played at once; default: one per core, or 1 when a player is on a clock.
     #[arg(long)]
     pub parallel: Option<usize>,
+    /// Seeds the random openings (and the random players): two matches with one seed play the
+    /// same openings, so they compare game for game.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Games longer than this are draws (the game has no draw rule of its own).
@@ -44,11 +46,13 @@ pub struct ArenaArgs {
     /// Board: standard (14x12), crossings-board (8x8) or WxH.
     #[arg(long, default_value = "standard", value_parser = parse_size)]
     pub size: (u8, u8),
+    /// The anti-copycat rule: mirror (Abbott's), rotation, both or off.
     #[arg(long, default_value = "mirror", value_parser = parse_symmetry)]
     pub symmetry: SymmetryRule,
     /// The stones variant: three neutral stones placed before the first move.
     #[arg(long)]
     pub stones: bool,
+    /// Where the networks of `net:` players run.
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
 }

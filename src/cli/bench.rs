@@ -25,11 +25,13 @@ pub struct BenchArgs {
     /// Seconds per throughput measurement.
     #[arg(long, default_value_t = 3.0, value_parser = super::positive_number)]
     pub seconds: f64,
+    /// Depth of the move-generation count (perft) from the start position.
     #[arg(long, default_value_t = 4)]
     pub perft_depth: u32,
     /// Where the table goes as CSV.
     #[arg(long, default_value = "bench.csv")]
     pub csv: PathBuf,
+    /// Overrides the config's device.
     #[arg(long, value_enum)]
     pub device: Option<DeviceChoice>,
     /// Overrides the config's precision for the network's forward passes and self-play

@@ -30,6 +30,7 @@ pub struct PlayerChoice {
     /// Seconds per move.
     #[arg(long, value_parser = super::positive_number)]
     pub time: Option<f64>,
+    /// Where the agent's network runs.
     #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
     pub device: DeviceChoice,
 }
