@@ -314,6 +314,9 @@ pub struct SelfPlayConfig {
     pub max_network_age: u32,
 }
 
+/// The most generations a cluster's game may lag the newest network (a run has a few hundred).
+pub const MAX_NETWORK_AGE: u32 = 1000;
+
 impl SelfPlayConfig {
     /// The lanes self-play runs with `threads` threads: `lanes`, or for 0 one per thread; never
     /// more than `parallel_games`, so that each lane has a game.
@@ -814,6 +817,12 @@ impl Config {
         let s = &self.selfplay;
         if s.games_per_generation == 0 || s.parallel_games == 0 || s.leaves_per_game == 0 {
             return invalid("selfplay.games_per_generation, parallel_games and leaves_per_game must be at least 1".into());
+        }
+        if s.max_network_age > MAX_NETWORK_AGE {
+            return invalid(format!(
+                "selfplay.max_network_age must be at most {MAX_NETWORK_AGE}, not {}",
+                s.max_network_age
+            ));
         }
         if !(0.0..=1.0).contains(&s.full_search_probability) || s.full_search_probability == 0.0 {
             return invalid(format!(

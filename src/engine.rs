@@ -205,7 +205,14 @@ impl EngineSession {
             "startpos" if rest.is_empty() => {
                 Position::start(self.rules).map_err(|e| e.to_string())?
             }
-            "fen" => Position::parse(rest, self.rules).map_err(|e| format!("position fen: {e}"))?,
+            "fen" => {
+                // The text sets the board; the player must be able to play on it.
+                let position =
+                    Position::parse(rest, self.rules).map_err(|e| format!("position fen: {e}"))?;
+                crate::players::check_rules(&self.spec, position.rules())
+                    .map_err(|e| format!("position fen: {e}"))?;
+                position
+            }
             _ => return Err(
                 "position needs `startpos` or `fen <position text>`, then optionally `moves ...`"
                     .into(),
@@ -219,6 +226,7 @@ impl EngineSession {
                 position.parse_move(text).map_err(|e| format!("move {} ({text}): {e}", i + 1))?;
             position = position.play_unchecked(mv);
         }
+        self.rules = *position.rules();
         self.position = Some(position);
         Ok(())
     }
@@ -259,7 +267,8 @@ impl EngineSession {
         if let (Some(remaining), None) = (clock[side], limit.time) {
             // A fixed share of what is left (a game runs about 60 of our moves), never more than
             // half of it, plus most of the increment.
-            let share = remaining / moves_to_go.unwrap_or(30) + increment[side] * 3 / 4;
+            let share = (remaining / moves_to_go.unwrap_or(30))
+                .saturating_add(increment[side].saturating_mul(3) / 4);
             limit.time = Some(Duration::from_millis(share.min(remaining / 2).max(1)));
         }
         Ok(limit.or(self.limit))

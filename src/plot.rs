@@ -83,15 +83,8 @@ pub fn plot_run(run: &Path, out: Option<&Path>) -> Result<PathBuf, PlotError> {
     std::fs::create_dir_all(&dir).map_err(|source| RunError::Io { path: dir.clone(), source })?;
     let path = dir.join("progress.svg");
     let title = run.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    draw(
-        &path,
-        &title,
-        &metrics,
-        Scores { opponents: &opponents, matches: &matches },
-        &points,
-        &baselines,
-    )
-    .map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    let scores = Scores { opponents: &opponents, matches: &matches };
+    redraw(&path, |temp| draw(temp, &title, &metrics, scores, &points, &baselines))?;
     Ok(path)
 }
 
@@ -126,8 +119,7 @@ pub fn plot_comparison(runs: &[PathBuf], out: &Path) -> Result<PathBuf, PlotErro
     std::fs::create_dir_all(out)
         .map_err(|source| RunError::Io { path: out.to_path_buf(), source })?;
     let path = out.join("comparison.svg");
-    draw_comparison(&path, &curves)
-        .map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    redraw(&path, |temp| draw_comparison(temp, &curves))?;
     Ok(path)
 }
 
@@ -191,6 +183,15 @@ fn draw_comparison(path: &Path, curves: &[RunCurve]) -> DrawResult {
 }
 
 type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Draws the picture at `path` with `draw` (given the path to draw to) so that a picture being
+/// redrawn, as a run's is every generation, is never seen or left half written.
+fn redraw(path: &Path, draw: impl FnOnce(&Path) -> DrawResult) -> Result<(), PlotError> {
+    crate::util::replace_atomically(path, |temp| {
+        draw(temp).map_err(|e| std::io::Error::other(e.to_string()))
+    })
+    .map_err(|e| PlotError::Draw { path: path.to_path_buf(), problem: e.to_string() })
+}
 
 /// The colours of a picture's series (runs, opponents), in order.
 const SERIES_COLOURS: [RGBColor; 4] =
@@ -520,8 +521,7 @@ pub fn plot_yardstick(
     std::fs::create_dir_all(&dir)
         .map_err(|source| PlotError::from(RunError::Io { path: dir.clone(), source }))?;
     let path = dir.join("scores.svg");
-    draw_yardstick(&path, &points)
-        .map_err(|e| PlotError::Draw { path: path.clone(), problem: e.to_string() })?;
+    redraw(&path, |temp| draw_yardstick(temp, &points))?;
     Ok(path)
 }
 

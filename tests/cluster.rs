@@ -510,3 +510,15 @@ fn game_messages_read_back_and_bad_ones_are_refused_with_the_reason() {
     padded.samples.extend(message.samples.clone());
     refused(&padded.encode(), "samples for a game of 6 plies");
 }
+
+/// A network notice reads back; one whose version no run reaches is refused (workers count
+/// generations on from it).
+#[test]
+fn network_notices_out_of_range_are_refused() {
+    use epaminondas::cluster::message::NetworkNotice;
+    let notice = NetworkNotice::new("run-1", 7);
+    assert_eq!(NetworkNotice::decode(&serde_json::to_vec(&notice).unwrap()).unwrap(), notice);
+    let last = NetworkNotice { version: u32::MAX, ..notice };
+    let error = NetworkNotice::decode(&serde_json::to_vec(&last).unwrap()).unwrap_err();
+    assert!(error.to_string().contains("out of range"), "{error}");
+}

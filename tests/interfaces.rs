@@ -75,6 +75,7 @@ fn engine_errors_are_reported_and_change_nothing() {
         ("setoption name Player value minimax", "unknown kind"),
         ("setoption name Board value hexagon", "crossings-board"),
         ("setoption name Board value 20x8", "not supported"),
+        ("setoption name Player value alphabeta:time=1e20", "at most"),
         ("dance", "unknown command"),
     ] {
         let replies = engine.handle(command);
@@ -91,6 +92,12 @@ fn engine_errors_are_reported_and_change_nothing() {
     assert_eq!(engine.position().unwrap().side_to_move(), epaminondas::game::Color::Black);
     let replies = engine.handle("go depth 2");
     assert!(replies[0].starts_with("info depth"), "{replies:?}");
+    // Times past what a clock holds are no deadline, not an overflow.
+    let most = u64::MAX;
+    let replies = engine.handle(&format!("go depth 1 wtime {most} btime {most} winc {most}"));
+    assert!(replies.last().unwrap().starts_with("bestmove"), "{replies:?}");
+    let replies = engine.handle(&format!("go depth 1 movetime {most}"));
+    assert!(replies.last().unwrap().starts_with("bestmove"), "{replies:?}");
 }
 
 /// A refused `position` leaves no position behind: `go` then answers an error and no move (a
@@ -185,6 +192,19 @@ fn engine_plays_on_a_named_board() {
     assert!(engine.handle("setoption name Board value 10x8").is_empty());
     let rules_now = *engine.position().unwrap().rules();
     assert_eq!((rules_now.width, rules_now.height), (10, 8));
+    // A position text sets the board too: options changed afterwards keep its board, and the
+    // moves answered are its board's.
+    let small = Position::start(Rules { width: 8, height: 8, ..rules(300) }).unwrap();
+    assert!(engine.handle(&format!("position fen {small} moves a1-a3")).is_empty());
+    assert!(engine.handle("setoption name PlyCap value 100").is_empty());
+    let position = *engine.position().unwrap();
+    assert_eq!((position.rules().width, position.rules().height, position.ply()), (8, 8, 1));
+    assert_eq!(position.rules().ply_cap, Some(100));
+    let mv = bestmove(&engine.handle("go"));
+    assert!(position.parse_move(&mv).is_ok(), "{mv} on 8x8");
+    // Moving a position to another board is refused, never done silently.
+    let error = small.with_rules(rules(300)).unwrap_err().to_string();
+    assert!(error.contains("8x8") && error.contains("14x12"), "{error}");
 }
 
 #[test]
@@ -297,6 +317,31 @@ fn scripted_terminal_game() {
     );
     assert_eq!(records[0].result, RecordResult::BlackWins);
     assert_eq!(records[0].white, "you");
+
+    // A record is never written over: a second game naming the file is refused before it starts.
+    let play = |record: &Path, input: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+            .args(["play", "--player", "random", "--as", "white", "--plain", "--record"])
+            .arg(record)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A refused game may have ended before its input is written.
+        let _ = child.stdin.take().unwrap().write_all(input);
+        child.wait_with_output().unwrap()
+    };
+    let again = play(&record, b"a1-a3\n");
+    let error = String::from_utf8_lossy(&again.stderr);
+    assert!(!again.status.success() && error.contains("already holds"), "{error}");
+    assert_eq!(GameRecord::parse_all(&std::fs::read_to_string(&record).unwrap()).unwrap(), records);
+    // Input that is not text ends the game unfinished, and the game so far is saved.
+    let unreadable = dir.path().join("unreadable.txt");
+    let output = play(&unreadable, b"a1-a3\n\xff\xfe\n");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let saved = GameRecord::parse_all(&std::fs::read_to_string(&unreadable).unwrap()).unwrap();
+    assert_eq!(saved[0].moves.len(), 2, "a1-a3 and the reply");
 }
 
 /// The TorchScript module computes what the network computes, at any batch size.
@@ -491,6 +536,20 @@ fn exported_agents_carry_their_rules_and_training() {
         .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("broken.safetensors"));
+    // A checkpoint whose rules cannot be a board: export names the problem and writes nothing.
+    let (network, mut metadata) = Network::load(&agent, tch::Device::Cpu).unwrap();
+    metadata.insert("rules".into(), r#"{"width":0}"#.into());
+    let odd = dir.path().join("odd-rules.safetensors");
+    network.save(&odd, &metadata).unwrap();
+    let out = dir.path().join("odd-agent.safetensors");
+    let output =
+        Command::new(binary).arg("export").arg(&odd).arg("--out").arg(&out).output().unwrap();
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && error.contains("odd-rules.safetensors: its rules"),
+        "{error}"
+    );
+    assert!(!out.exists());
 }
 
 /// The stones variant in the terminal: the human (Black) places first, the agent answers with

@@ -787,6 +787,12 @@ fn bad_configs_are_named() {
         Config::parse(&bf16, "x.toml").unwrap().run.precision,
         epaminondas::nn::Precision::Bf16
     );
+    let age = text.replace(
+        "random_opening_plies = 2",
+        "random_opening_plies = 2\nmax_network_age = 4000000000",
+    );
+    assert_ne!(age, text);
+    assert!(Config::parse(&age, "x.toml").unwrap_err().to_string().contains("max_network_age"));
     let share = text.replace("[training]", "[training]\nsearch_value_share = 1.5");
     assert!(Config::parse(&share, "x.toml")
         .unwrap_err()
@@ -934,6 +940,26 @@ fn broken_runs_fail_clearly_and_touch_nothing() {
     assert!(error.contains("gen-000001.bin") && error.contains("corrupt"), "{error}");
     assert_eq!(std::fs::read(run_dir.join("state.json")).unwrap(), state_before);
     assert_eq!(metrics_generations(&run_dir), [1]);
+    std::fs::write(&chunk, &good_chunk).unwrap();
+
+    // state.json lost: a new start would write over generation 1's work, so it is refused,
+    // with or without a config, and nothing is touched.
+    std::fs::remove_file(run_dir.join("state.json")).unwrap();
+    for config in [Some(smoke()), None] {
+        let error = Run::open(&run_dir, config).err().unwrap();
+        assert!(matches!(error, epaminondas::coach::RunError::StateMissing { .. }), "{error}");
+        assert!(error.to_string().contains("state.json"), "{error}");
+    }
+    assert_eq!(std::fs::read(&checkpoint).unwrap(), good);
+    assert_eq!(metrics_generations(&run_dir), [1]);
+    // The config lost instead: named, not taken for a new directory.
+    std::fs::write(run_dir.join("state.json"), &state_before).unwrap();
+    let config_text = std::fs::read(run_dir.join("config.toml")).unwrap();
+    std::fs::remove_file(run_dir.join("config.toml")).unwrap();
+    let error = Run::open(&run_dir, Some(smoke())).err().unwrap().to_string();
+    assert!(error.contains("config.toml"), "{error}");
+    std::fs::write(run_dir.join("config.toml"), config_text).unwrap();
+    assert_eq!(Run::open(&run_dir, None).unwrap().state.generation, 1);
 }
 
 /// Self-play keeps the search's chances with every sample; the chunk format carries them and
@@ -1248,6 +1274,24 @@ fn optimizer_state_survives_a_save_and_load() {
         .unwrap()
         .to_string();
     assert!(error.contains("epaminondas-optimizer-v1"), "{error}");
+
+    // A step count past what Adam's bias correction takes (an i32 exponent): refused, where it
+    // would have wrapped to a division by zero and trained every weight into NaN.
+    let bytes = std::fs::read(&path).unwrap();
+    let length = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[8..8 + length]).unwrap();
+    let mut edited_header =
+        header.replace("\"steps\":\"10\"", "\"steps\":\"4294967296\"").into_bytes();
+    assert_ne!(edited_header.len(), length, "{header}");
+    while !edited_header.len().is_multiple_of(8) {
+        edited_header.push(b' ');
+    }
+    let mut edited = (edited_header.len() as u64).to_le_bytes().to_vec();
+    edited.extend(edited_header);
+    edited.extend(&bytes[8 + length..]);
+    std::fs::write(&path, edited).unwrap();
+    let error = Optimizer::load(&path, &resumed, settings).err().unwrap().to_string();
+    assert!(error.contains("bad steps \"4294967296\""), "{error}");
 }
 
 /// A network copied into bf16 for search evaluates as its f32 original does, within bf16's

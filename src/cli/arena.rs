@@ -174,8 +174,11 @@ impl RecordSink {
         Ok(RecordSink { path: path.to_path_buf(), file: RefCell::new(file) })
     }
 
+    /// One write call a record, so that a match killed mid-game leaves whole records behind
+    /// (and `--resume` can read them).
     fn write(&self, result: &GameResult) {
-        if let Err(error) = writeln!(self.file.borrow_mut(), "{}", result.record) {
+        let text = format!("{}\n", result.record);
+        if let Err(error) = self.file.borrow_mut().write_all(text.as_bytes()) {
             eprintln!("warning: cannot write to {}: {error}", self.path.display());
         }
     }
@@ -391,7 +394,7 @@ pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
     let fitted = ratings::fit_with_errors(players.len(), &games, anchor, 200, settings.seed);
     let mut order: Vec<usize> = (0..players.len()).collect();
     order.sort_by(|&x, &y| fitted.elo[y].total_cmp(&fitted.elo[x]));
-    let mut writer = csv::Writer::from_path(out.join("ratings.csv"))?;
+    let mut writer = csv::Writer::from_writer(Vec::new());
     println!(
         "{:>4}  {:<40} {:>7} {:>6} {:>6} {:>6}",
         "rank", "player", "Elo", "+/-", "games", "score"
@@ -411,12 +414,12 @@ pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
         );
         writer.serialize(row)?;
     }
-    writer.flush()?;
+    super::save_csv(&out.join("ratings.csv"), writer)?;
     println!(
         "first-move advantage (White): {:+.0} +/- {:.0} Elo",
         fitted.first_move, fitted.first_move_error
     );
-    let mut writer = csv::Writer::from_path(out.join("pairs.csv"))?;
+    let mut writer = csv::Writer::from_writer(Vec::new());
     for (i, j, t) in pair_rows {
         writer.serialize(PairRow {
             a: &players[i].text,
@@ -427,7 +430,7 @@ pub fn tournament(args: TournamentArgs) -> anyhow::Result<()> {
             a_score: t.score(),
         })?;
     }
-    writer.flush()?;
+    super::save_csv(&out.join("pairs.csv"), writer)?;
     println!("ratings, pairs and games in {}", out.display());
     Ok(())
 }

@@ -3,7 +3,6 @@
 use crate::bench::{self, BenchRow};
 use crate::config::Config;
 use crate::nn::{configure_threads, DeviceChoice, Network, Precision};
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -127,12 +126,11 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
 
 /// The table as CSV, one row a measurement.
 fn write_table(path: &std::path::Path, rows: &[BenchRow]) -> anyhow::Result<()> {
-    let mut writer =
-        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
+    let mut table = csv::Writer::from_writer(Vec::new());
     for row in rows {
-        writer.serialize(row)?;
+        table.serialize(row)?;
     }
-    writer.flush()?;
+    super::save_csv(path, table)?;
     println!("written to {}", path.display());
     Ok(())
 }

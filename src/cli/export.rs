@@ -82,6 +82,16 @@ fn source_name(checkpoint: &Path) -> String {
 
 pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     let (mut network, metadata) = Network::load(&args.checkpoint, tch::Device::Cpu)?;
+    // The board the TorchScript module is traced on; checked before anything is written.
+    let rules: crate::game::Rules = match metadata.get("rules") {
+        None => crate::game::Rules::default(),
+        Some(text) => serde_json::from_str::<crate::game::Rules>(text)
+            .map_err(|e| e.to_string())
+            .and_then(|rules| rules.validate().map(|()| rules).map_err(|e| e.to_string()))
+            .map_err(|problem| {
+                anyhow::anyhow!("{}: its rules metadata: {problem}", args.checkpoint.display())
+            })?,
+    };
     let generation: Option<u32> = metadata.get("generation").and_then(|g| g.parse().ok());
     let mut agent = metadata.clone();
     agent.remove("format");
@@ -96,8 +106,6 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     network.save(&args.out, &agent)?;
     println!("agent: {}", args.out.display());
 
-    let rules: crate::game::Rules =
-        agent.get("rules").and_then(|r| serde_json::from_str(r).ok()).unwrap_or_default();
     if !args.no_torchscript {
         let module = args.out.with_extension("pt");
         export_torchscript(&mut network, &module, rules.width, rules.height)?;

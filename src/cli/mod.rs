@@ -89,11 +89,20 @@ pub struct PlotArgs {
     pub yardstick: Option<std::path::PathBuf>,
 }
 
-/// A command-line number that must be above zero and finite (seconds, hours), for clap.
+/// A CSV table built in memory (`csv::Writer::from_writer(Vec::new())`), written to `path`
+/// atomically: a table being rewritten is never seen, or left, half written.
+pub fn save_csv(path: &std::path::Path, table: csv::Writer<Vec<u8>>) -> anyhow::Result<()> {
+    let bytes = table.into_inner().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    crate::util::write_atomically(path, &bytes)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// A command-line number of seconds or hours, for clap: above zero and at most
+/// [`crate::players::MAX_SECONDS`] (a larger one would not fit a `Duration`).
 pub fn positive_number(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(number) if number > 0.0 && number.is_finite() => Ok(number),
-        _ => Err(format!("{text:?} is not a number above 0 (e.g. 2 or 0.5)")),
+        Ok(number) if number > 0.0 && number <= crate::players::MAX_SECONDS => Ok(number),
+        _ => Err(format!("{text:?} is not a number above 0 and at most 1e9 (e.g. 2 or 0.5)")),
     }
 }
 

@@ -8,7 +8,7 @@ use crate::nn::DeviceChoice;
 use crate::players::{
     default_agent, trained_rules, winning_chance, Limit, Player, PlayerKind, PlayerSpec,
 };
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -187,6 +187,7 @@ fn describe_status(position: &Position) -> Option<String> {
 
 pub fn play(args: PlayArgs) -> anyhow::Result<()> {
     let (spec, rules) = args.agent.resolve()?;
+    let path = record_path(args.record.clone())?;
     let mut agent: Box<dyn Player> =
         spec.build(args.agent.choice.device, std::process::id() as u64)?;
     let human = if args.side == Side::White { Color::White } else { Color::Black };
@@ -194,6 +195,56 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
         if !args.plain && std::io::stdout().is_terminal() { Style::Ansi } else { Style::Plain };
     let mut game = Game { start: Position::start(rules)?, moves: Vec::new() };
     let mut resigned = None;
+    let played = play_turns(&mut game, &mut resigned, agent.as_mut(), human, style);
+    // The game so far is saved however the turns ended: finished, quit, input closed or
+    // unreadable, or the terminal gone.
+    let (white, black) = if human == Color::White {
+        ("you".to_string(), agent.name())
+    } else {
+        (agent.name(), "you".to_string())
+    };
+    let mut record = GameRecord::new(&white, &black, game.start, game.moves);
+    if let Some(loser) = resigned {
+        record = record.resigned(loser);
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    crate::util::write_atomically(&path, format!("{record}\n").as_bytes())
+        .with_context(|| format!("cannot save the record to {}", path.display()))?;
+    // Said where the game went; the terminal may be gone already.
+    let _ = writeln!(std::io::stdout(), "game record saved to {}", path.display());
+    played
+}
+
+/// Where the game's record goes: `--record`, refused if it already holds something (a game
+/// is never written over), else a new file named by the time.
+fn record_path(asked: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match asked {
+        Some(path) if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) => bail!(
+            "{} already holds something, which is left as it is; name another file with --record",
+            path.display()
+        ),
+        Some(path) => Ok(path),
+        None => {
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            Ok(PathBuf::from(format!("games/play-{stamp}.txt")))
+        }
+    }
+}
+
+/// The game's turns in the terminal until it ends, the human quits or resigns, or input ends.
+fn play_turns(
+    game: &mut Game,
+    resigned: &mut Option<Color>,
+    agent: &mut dyn Player,
+    human: Color,
+    style: Style,
+) -> anyhow::Result<()> {
+    let rules = *game.start.rules();
     let mut out = std::io::stdout();
     writeln!(
         out,
@@ -232,7 +283,10 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             writeln!(out, "\nend of input: leaving the game unfinished")?;
             break;
         };
-        let line = line?;
+        let Ok(line) = line else {
+            writeln!(out, "\ninput unreadable: leaving the game unfinished")?;
+            break;
+        };
         let (command, rest) =
             line.trim().split_once(' ').map_or((line.trim(), ""), |(c, r)| (c, r.trim()));
         match command {
@@ -240,7 +294,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
             "help" => writeln!(out, "{HELP}")?,
             "quit" => break,
             "resign" => {
-                resigned = Some(human);
+                *resigned = Some(human);
                 writeln!(out, "You resign: {} wins.", human.opponent())?;
                 break;
             }
@@ -302,28 +356,6 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
         }
     }
 
-    let (white, black) = if human == Color::White {
-        ("you".to_string(), agent.name())
-    } else {
-        (agent.name(), "you".to_string())
-    };
-    let mut record = GameRecord::new(&white, &black, game.start, game.moves);
-    if let Some(loser) = resigned {
-        record = record.resigned(loser);
-    }
-    let path = args.record.unwrap_or_else(|| {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        PathBuf::from(format!("games/play-{stamp}.txt"))
-    });
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
-    }
-    crate::util::write_atomically(&path, format!("{record}\n").as_bytes())
-        .with_context(|| format!("cannot save the record to {}", path.display()))?;
-    writeln!(out, "game record saved to {}", path.display())?;
     Ok(())
 }
 

@@ -61,12 +61,7 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
         None if records.is_empty() => bail!("{} holds no game records", args.records.display()),
         None => records.iter().enumerate().map(|(i, r)| (i + 1, r)).collect(),
     };
-    let mut csv = match &args.csv {
-        Some(path) => Some(
-            csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?,
-        ),
-        None => None,
-    };
+    let mut csv = args.csv.as_ref().map(|_| csv::Writer::from_writer(Vec::new()));
     let mut out = std::io::stdout().lock();
     // Built once for each set of rules the file's games are played under (usually one), not
     // once a game: a network is loaded, and the shipped agent named, once.
@@ -102,8 +97,8 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
             }
         }
     }
-    if let Some(mut csv) = csv {
-        csv.flush()?;
+    if let (Some(path), Some(table)) = (&args.csv, csv) {
+        super::save_csv(path, table)?;
     }
     Ok(())
 }

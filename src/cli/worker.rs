@@ -86,8 +86,8 @@ pub struct WorkerArgs {
     #[arg(long, value_enum)]
     pub precision: Option<Precision>,
     /// Threads for tree work and libtorch (default: every core this process may use).
-    #[arg(long)]
-    pub threads: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
@@ -100,7 +100,7 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
         name,
         device: args.device,
         precision: args.precision,
-        threads: args.threads,
+        threads: args.threads.map(usize::from),
     };
     worker::run(&options, &settings)
 }

@@ -235,7 +235,7 @@ impl ClusterGames {
             seconds: 0.0,
         };
         let started = Instant::now();
-        let (mut simulations, mut said_at) = (0, Instant::now());
+        let (mut simulations, mut said_at) = (0u64, Instant::now());
         while games.len() < wanted {
             for delivery in self.next_games(wanted - games.len(), observer) {
                 let message = match self.judge(&delivery, run, &run_id, generation, &ids) {
@@ -264,7 +264,7 @@ impl ClusterGames {
                     }
                 };
                 let id = message.id();
-                simulations += message.header.simulations;
+                simulations = simulations.saturating_add(message.header.simulations);
                 let record = message
                     .record
                     .with_tag(WORKER_TAG, &message.header.worker)

@@ -44,6 +44,9 @@ impl RunNotice {
     }
 }
 
+/// The highest network version a notice may carry.
+pub const MAX_VERSION: u32 = u32::MAX / 2;
+
 /// The network workers are to play with: the checkpoint of generation `version`, stored
 /// under `object`, whose games make generation `version + 1`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -66,8 +69,16 @@ impl NetworkNotice {
         serde_json::to_vec(self).expect("a notice serialises")
     }
 
+    /// Reads a notice, refusing a version no run reaches: workers count generations on from
+    /// it, which must not overflow.
     pub fn decode(bytes: &[u8]) -> Result<NetworkNotice, MessageError> {
-        serde_json::from_slice(bytes).map_err(|e| MessageError::Notice(e.to_string()))
+        let notice: NetworkNotice =
+            serde_json::from_slice(bytes).map_err(|e| MessageError::Notice(e.to_string()))?;
+        if notice.version > MAX_VERSION {
+            let problem = format!("network version {} is out of range", notice.version);
+            return Err(MessageError::Notice(problem));
+        }
+        Ok(notice)
     }
 }
 

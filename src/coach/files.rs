@@ -21,6 +21,10 @@ pub enum RunError {
     NoConfig { dir: PathBuf },
     #[error("{dir} already holds a run; a run starts from another network's weights only when it is new")]
     AlreadyStarted { dir: PathBuf },
+    #[error("{dir} holds a run's work ({found}) but no state.json, so it can be neither resumed nor started anew without losing that work; restore state.json, or use another --run directory")]
+    StateMissing { dir: PathBuf, found: PathBuf },
+    #[error("{dir} holds a run (state.json) but not its config.toml, which resuming it needs; restore the config there")]
+    ConfigMissing { dir: PathBuf },
     #[error(transparent)]
     Net(#[from] NetError),
     #[error(transparent)]

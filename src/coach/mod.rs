@@ -407,6 +407,9 @@ impl Run {
             // Created but not initialised (killed during creation): start it again.
             return Run::create(dir, config);
         }
+        if state_path.exists() {
+            return Err(RunError::ConfigMissing { dir: dir.to_path_buf() });
+        }
         let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
         Run::create(dir, config)
     }
@@ -552,6 +555,7 @@ impl Run {
         pretrained: Option<(Optimizer, Vec<Sample>)>,
         info: serde_json::Value,
     ) -> Result<Run, RunError> {
+        refuse_started(dir)?;
         for sub in ["checkpoints", "replay", "games"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
         }
@@ -943,13 +947,41 @@ fn read_state(path: &Path) -> Result<RunState, RunError> {
     serde_json::from_str(&text).map_err(corrupt(path))
 }
 
-/// A run already in `dir` would be overwritten by a new start: refused. (A directory whose
-/// start was interrupted has no state.json yet, and may be started again.)
+/// A run already in `dir` would be overwritten by a new start: refused. A directory whose start
+/// was interrupted has no state.json yet and may be started again; one that holds a
+/// generation's work without state.json (lost, or left out of a copy) is refused as well, since
+/// a new start would write over its checkpoints, chunks and records.
 fn refuse_started(dir: &Path) -> Result<(), RunError> {
     if dir.join("state.json").exists() {
         return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
     }
+    if let Some(found) = work_past_the_start(dir) {
+        return Err(RunError::StateMissing { dir: dir.to_path_buf(), found });
+    }
     Ok(())
+}
+
+/// The first file in `dir` that only a run past its start writes: everything but the config,
+/// `run.json`, generation 0's checkpoint, optimiser state and replay chunk, and the temporary
+/// files of an interrupted write.
+fn work_past_the_start(dir: &Path) -> Option<PathBuf> {
+    let written_by_the_start = [
+        checkpoint_path(dir, 0),
+        optimizer_path(dir, 0),
+        replay::chunk_path(&dir.join("replay"), 0),
+    ];
+    let metrics = dir.join("metrics.csv");
+    if metrics.exists() {
+        return Some(metrics);
+    }
+    ["checkpoints", "replay", "games", "selfplay", "ratings"]
+        .iter()
+        .filter_map(|sub| std::fs::read_dir(dir.join(sub)).ok())
+        .flat_map(|entries| entries.flatten().map(|entry| entry.path()))
+        .find(|path| {
+            let temporary = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            !temporary && !written_by_the_start.contains(path)
+        })
 }
 
 /// The replay chunks of the run in `dir`, newest first back from `last_generation`, until

@@ -221,6 +221,8 @@ impl fmt::Debug for Position {
 pub enum SetupError {
     #[error(transparent)]
     Rules(#[from] super::rules::RulesError),
+    #[error("a position on the {}x{} board cannot be moved to the {}x{} board", board.0, board.1, asked.0, asked.1)]
+    OtherBoard { board: (u8, u8), asked: (u8, u8) },
     #[error("{square} holds both a white and a black piece")]
     Overlap { square: Square },
     #[error("a piece on {square} lies outside the {width}x{height} board")]
@@ -633,6 +635,10 @@ impl Position {
 
     /// The same position under other rule options of the same board size.
     pub fn with_rules(&self, rules: Rules) -> Result<Position, SetupError> {
+        let (board, asked) = ((self.rules.width, self.rules.height), (rules.width, rules.height));
+        if board != asked {
+            return Err(SetupError::OtherBoard { board, asked });
+        }
         Position::from_parts(rules, self.pieces[0], self.pieces[1], self.side, self.ply)?
             .with_stones(self.stones)
     }

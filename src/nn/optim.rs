@@ -123,7 +123,8 @@ impl Optimizer {
     pub fn step(&mut self, learning_rate: f64, max_norm: f64) -> f64 {
         self.steps += 1;
         let settings = self.settings;
-        let steps = self.steps as i32;
+        // Past i32::MAX steps the bias corrections are 1 to every digit anyway.
+        let steps = i32::try_from(self.steps).unwrap_or(i32::MAX);
         tch::no_grad(|| {
             let grads: Vec<Tensor> = self.slots.iter().map(|s| s.parameter.grad()).collect();
             let norm = grads
@@ -197,10 +198,14 @@ impl Optimizer {
                 settings.kind
             )));
         }
-        let steps: u64 = file
-            .meta("steps")?
+        // Adam's bias correction takes the count as an i32 exponent; more steps than that fit
+        // were never taken.
+        let text = file.meta("steps")?;
+        let steps: u64 = text
             .parse()
-            .map_err(|e| file.format_error(format!("bad steps: {e}")))?;
+            .ok()
+            .filter(|&steps| steps < i32::MAX as u64)
+            .ok_or_else(|| file.format_error(format!("bad steps {text:?}")))?;
         let mut optimizer = Optimizer::new(network, settings);
         optimizer.steps = steps;
         for slot in &mut optimizer.slots {

@@ -432,7 +432,8 @@ impl Search {
         self.killers = [[None; 2]; MAX_PLY];
         self.nodes = 0;
         self.node_limit = limit.nodes.unwrap_or(u64::MAX);
-        self.deadline = limit.time.map(|t| started + t);
+        // A time past what the clock can hold (a `movetime` of years) is no deadline.
+        self.deadline = limit.time.and_then(|t| started.checked_add(t));
         self.stopped = false;
         let max_depth = limit.depth.unwrap_or(MAX_DEPTH).clamp(1, MAX_DEPTH);
 

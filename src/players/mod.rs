@@ -34,6 +34,10 @@ pub fn check_rules(spec: &PlayerSpec, rules: &crate::game::Rules) -> Result<(), 
     }
 }
 
+/// The longest time a move may be given, in seconds (about 30 years): a larger one would not fit
+/// a `Duration`, and no clock needs it.
+pub const MAX_SECONDS: f64 = 1e9;
+
 /// How much a player may think about one move. Every field is optional; a player uses what
 /// applies to it (nodes are simulations for MCTS players and searched positions for
 /// alpha-beta) and stops at the first limit reached.
@@ -204,7 +208,7 @@ impl FromStr for PlayerSpec {
                 "sims" | "nodes" => spec.limit.nodes = Some(value.parse().ok().filter(|&n| n > 0).ok_or_else(|| bad("needs a positive whole number"))?),
                 "depth" => spec.limit.depth = Some(value.parse().ok().filter(|&d| (1..=64).contains(&d)).ok_or_else(|| bad("needs a depth 1..=64"))?),
                 "time" => {
-                    let seconds: f64 = value.parse().ok().filter(|s: &f64| *s > 0.0 && s.is_finite()).ok_or_else(|| bad("needs seconds > 0"))?;
+                    let seconds: f64 = value.parse().ok().filter(|s: &f64| *s > 0.0 && *s <= MAX_SECONDS).ok_or_else(|| bad("needs seconds > 0 (at most 1e9)"))?;
                     spec.limit.time = Some(Duration::from_secs_f64(seconds));
                 }
                 "cpuct" => spec.c_puct = Some(value.parse().ok().filter(|c: &f32| *c > 0.0 && c.is_finite()).ok_or_else(|| bad("needs a positive number"))?),
