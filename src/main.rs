@@ -3,6 +3,7 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    epaminondas::nn::keep_freed_memory();
     let cli = epaminondas::cli::Cli::parse();
     match epaminondas::cli::run(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
