@@ -173,8 +173,8 @@ pub fn wait_policy() -> String {
 /// Keeps the memory of freed tensors in the process's heap for the next ones. glibc's malloc
 /// maps allocations over its threshold (from 128 KiB, rising with what is freed) fresh from the
 /// kernel and hands freed heap tops back, so every training step faulted its activations in
-/// anew: on a 2-core AMD EPYC (Zen 3) with the small network, 584-685 training samples a second
-/// before and 823-891 after (docs/performance.md). Tensors up to 256 MiB come from the heap,
+/// anew: on a 2-core AMD EPYC (Zen 3) with the small network, 634-769 training samples a second
+/// before and 971-1,017 after (docs/performance.md). Tensors up to 256 MiB come from the heap,
 /// and up to 512 MiB of free heap is kept. Call it first thing, before any thread starts.
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
