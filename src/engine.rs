@@ -182,9 +182,13 @@ impl EngineSession {
         Ok(())
     }
 
+    /// New rule options for the session and the position on its own board (which a `position
+    /// fen` may have made another than the Board option's).
     fn set_rules(&mut self, rules: Rules) -> Result<(), String> {
-        let position =
-            self.position.map(|p| p.with_rules(rules)).transpose().map_err(|e| e.to_string())?;
+        let on_its_board = |p: Position| {
+            p.with_rules(Rules { width: p.rules().width, height: p.rules().height, ..rules })
+        };
+        let position = self.position.map(on_its_board).transpose().map_err(|e| e.to_string())?;
         self.rules = rules;
         self.position = position;
         Ok(())
@@ -205,14 +209,8 @@ impl EngineSession {
             "startpos" if rest.is_empty() => {
                 Position::start(self.rules).map_err(|e| e.to_string())?
             }
-            "fen" => {
-                // The text sets the board; the player must be able to play on it.
-                let position =
-                    Position::parse(rest, self.rules).map_err(|e| format!("position fen: {e}"))?;
-                crate::players::check_rules(&self.spec, position.rules())
-                    .map_err(|e| format!("position fen: {e}"))?;
-                position
-            }
+            // The text sets the position's board; the session's Board option stays.
+            "fen" => Position::parse(rest, self.rules).map_err(|e| format!("position fen: {e}"))?,
             _ => return Err(
                 "position needs `startpos` or `fen <position text>`, then optionally `moves ...`"
                     .into(),
@@ -226,7 +224,6 @@ impl EngineSession {
                 position.parse_move(text).map_err(|e| format!("move {} ({text}): {e}", i + 1))?;
             position = position.play_unchecked(mv);
         }
-        self.rules = *position.rules();
         self.position = Some(position);
         Ok(())
     }

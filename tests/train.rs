@@ -945,21 +945,41 @@ fn broken_runs_fail_clearly_and_touch_nothing() {
     // state.json lost: a new start would write over generation 1's work, so it is refused,
     // with or without a config, and nothing is touched.
     std::fs::remove_file(run_dir.join("state.json")).unwrap();
-    for config in [Some(smoke()), None] {
+    let state_missing = |config: Option<Config>| {
         let error = Run::open(&run_dir, config).err().unwrap();
         assert!(matches!(error, epaminondas::coach::RunError::StateMissing { .. }), "{error}");
         assert!(error.to_string().contains("state.json"), "{error}");
-    }
+    };
+    state_missing(Some(smoke()));
+    state_missing(None);
+    // So too for a pretrained run (a chunk 0), rather than naming chunk 0 as left by an
+    // interrupted start.
+    let chunk_zero = run_dir.join("replay/gen-000000.bin");
+    std::fs::copy(&chunk, &chunk_zero).unwrap();
+    state_missing(Some(smoke()));
+    std::fs::remove_file(&chunk_zero).unwrap();
+    // And with the config lost as well: not taken for a directory that holds no run.
+    let config_text = std::fs::read(run_dir.join("config.toml")).unwrap();
+    std::fs::remove_file(run_dir.join("config.toml")).unwrap();
+    state_missing(None);
+    std::fs::write(run_dir.join("config.toml"), &config_text).unwrap();
     assert_eq!(std::fs::read(&checkpoint).unwrap(), good);
     assert_eq!(metrics_generations(&run_dir), [1]);
     // The config lost instead: named, not taken for a new directory.
     std::fs::write(run_dir.join("state.json"), &state_before).unwrap();
-    let config_text = std::fs::read(run_dir.join("config.toml")).unwrap();
     std::fs::remove_file(run_dir.join("config.toml")).unwrap();
     let error = Run::open(&run_dir, Some(smoke())).err().unwrap().to_string();
     assert!(error.contains("config.toml"), "{error}");
     std::fs::write(run_dir.join("config.toml"), config_text).unwrap();
     assert_eq!(Run::open(&run_dir, None).unwrap().state.generation, 1);
+
+    // A start killed before its state.json (generation 0's files and a temporary file left)
+    // is started again.
+    let fresh = dir.path().join("fresh");
+    Run::open(&fresh, Some(smoke())).unwrap();
+    std::fs::remove_file(fresh.join("state.json")).unwrap();
+    std::fs::write(fresh.join("checkpoints/.gen-000001.safetensors.tmp-7"), b"half").unwrap();
+    assert_eq!(Run::open(&fresh, None).unwrap().state.generation, 0);
 }
 
 /// Self-play keeps the search's chances with every sample; the chunk format carries them and

@@ -98,7 +98,7 @@ pub fn save_csv(path: &std::path::Path, table: csv::Writer<Vec<u8>>) -> anyhow::
 }
 
 /// A command-line number of seconds or hours, for clap: above zero and at most
-/// [`crate::players::MAX_SECONDS`] (a larger one would not fit a `Duration`).
+/// [`crate::players::MAX_SECONDS`] (which keeps the clock's arithmetic in range).
 pub fn positive_number(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(number) if number > 0.0 && number <= crate::players::MAX_SECONDS => Ok(number),

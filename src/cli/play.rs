@@ -197,7 +197,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
     let mut resigned = None;
     let played = play_turns(&mut game, &mut resigned, agent.as_mut(), human, style);
     // The game so far is saved however the turns ended: finished, quit, input closed or
-    // unreadable, or the terminal gone.
+    // unreadable, or output closed.
     let (white, black) = if human == Color::White {
         ("you".to_string(), agent.name())
     } else {
@@ -213,13 +213,13 @@ pub fn play(args: PlayArgs) -> anyhow::Result<()> {
     }
     crate::util::write_atomically(&path, format!("{record}\n").as_bytes())
         .with_context(|| format!("cannot save the record to {}", path.display()))?;
-    // Said where the game went; the terminal may be gone already.
+    // Said where the game went; the output may be closed already.
     let _ = writeln!(std::io::stdout(), "game record saved to {}", path.display());
     played
 }
 
 /// Where the game's record goes: `--record`, refused if it already holds something (a game
-/// is never written over), else a new file named by the time.
+/// is never written over), else a new file named by the time and the process.
 fn record_path(asked: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     match asked {
         Some(path) if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) => bail!(
@@ -231,7 +231,7 @@ fn record_path(asked: Option<PathBuf>) -> anyhow::Result<PathBuf> {
             let stamp = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            Ok(PathBuf::from(format!("games/play-{stamp}.txt")))
+            Ok(PathBuf::from(format!("games/play-{stamp}-{}.txt", std::process::id())))
         }
     }
 }

@@ -404,13 +404,17 @@ impl Run {
                 write_file(&config_path, config.to_toml().as_bytes())?;
                 return Ok(Run { dir: dir.to_path_buf(), config, state, metrics, opponents });
             }
-            // Created but not initialised (killed during creation): start it again.
+            // Created but not initialised (killed during creation): start it again, unless it
+            // holds later work (`refuse_started`).
             return Run::create(dir, config);
         }
         if state_path.exists() {
             return Err(RunError::ConfigMissing { dir: dir.to_path_buf() });
         }
-        let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
+        let Some(config) = config else {
+            refuse_started(dir)?;
+            return Err(RunError::NoConfig { dir: dir.to_path_buf() });
+        };
         Run::create(dir, config)
     }
 
@@ -532,6 +536,7 @@ impl Run {
     }
 
     fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
+        refuse_started(dir)?;
         // A chunk 0 here is left by a pretrained start that was interrupted: starting the run
         // with random weights would train them on samples meant for the pretrained network.
         let chunk_zero = replay::chunk_path(&dir.join("replay"), 0);
@@ -567,8 +572,9 @@ impl Run {
             optimizer.save(&optimizer_path(dir, 0))?;
             state.total_samples = samples.len();
         } else {
-            // One left by an interrupted pretrained start, which this start replaces.
+            // Those left by an interrupted pretrained start, which this start replaces.
             let _ = std::fs::remove_file(replay::chunk_path(&dir.join("replay"), 0));
+            let _ = std::fs::remove_file(optimizer_path(dir, 0));
         }
         write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
         let mut run_info = serde_json::json!({ "program": "epaminondas", "version": env!("CARGO_PKG_VERSION"), "seed": config.run.seed });
@@ -961,9 +967,10 @@ fn refuse_started(dir: &Path) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The first file in `dir` that only a run past its start writes: everything but the config,
-/// `run.json`, generation 0's checkpoint, optimiser state and replay chunk, and the temporary
-/// files of an interrupted write.
+/// The first file in `dir` that only a run past its start writes: `metrics.csv`, or in the
+/// folders of checkpoints, chunks, games, the journal and ratings anything but generation 0's
+/// checkpoint, optimiser state and replay chunk (which the start writes) and the temporary files
+/// of an interrupted write.
 fn work_past_the_start(dir: &Path) -> Option<PathBuf> {
     let written_by_the_start = [
         checkpoint_path(dir, 0),

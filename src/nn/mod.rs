@@ -174,15 +174,22 @@ pub fn wait_policy() -> String {
 /// maps allocations over its threshold (from 128 KiB, rising with what is freed) fresh from the
 /// kernel and hands freed heap tops back, so every training step faulted its activations in
 /// anew: on a 2-core AMD EPYC (Zen 3) with the small network, 634-769 training samples a second
-/// before and 971-1,017 after (docs/performance.md). Tensors up to 256 MiB come from the heap,
-/// and up to 512 MiB of free heap is kept. Call it first thing, before any thread starts.
+/// without this and 971-1,017 with it (docs/performance.md). Tensors up to 256 MiB come from
+/// the heap (32 MiB where an older glibc refuses more), and up to 512 MiB of free heap is kept.
+/// Call it first thing, before any thread starts.
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets two of malloc's parameters; it is called before any other
-    // thread exists, and a refused value (it returns 0) leaves glibc's default in place.
+    // SAFETY: mallopt only sets malloc's parameters; it is called before any other thread
+    // exists, and a refused value (it returns 0) leaves that parameter as it was.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+        let threshold_set = [256 << 20, 32 << 20]
+            .into_iter()
+            .any(|bytes| libc::mallopt(libc::M_MMAP_THRESHOLD, bytes) == 1);
+        // Only with the threshold raised: a trim threshold alone would pin the mmap threshold
+        // at 128 KiB, and training ran at half speed so.
+        if threshold_set {
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+        }
     }
 }
 

@@ -34,8 +34,8 @@ pub fn check_rules(spec: &PlayerSpec, rules: &crate::game::Rules) -> Result<(), 
     }
 }
 
-/// The longest time a move may be given, in seconds (about 30 years): a larger one would not fit
-/// a `Duration`, and no clock needs it.
+/// The longest time a move may be given, in seconds (about 30 years): no clock needs more, and
+/// times up to it keep the clock's arithmetic (a `Duration`, an `Instant` plus it) in range.
 pub const MAX_SECONDS: f64 = 1e9;
 
 /// How much a player may think about one move. Every field is optional; a player uses what
