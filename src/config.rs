@@ -330,7 +330,7 @@ impl Default for SelfPlayConfig {
     fn default() -> SelfPlayConfig {
         SelfPlayConfig {
             games_per_generation: 64,
-            parallel_games: 32,
+            parallel_games: 64,
             lanes: 0,
             leaves_per_game: 2,
             full_search_probability: 0.25,
