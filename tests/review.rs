@@ -115,6 +115,17 @@ fn the_review_command_marks_the_blunder_and_writes_csv() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    // A table into a folder that is not there: said before any game is reviewed.
+    let output = Command::new(binary)
+        .arg("review")
+        .arg(&records)
+        .args(["--game", "2", "--player", "alphabeta:depth=3", "--csv"])
+        .arg(dir.path().join("nowhere/review.csv"))
+        .output()
+        .unwrap();
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && error.contains("there is no folder"), "{error}");
+    assert!(output.stdout.is_empty(), "nothing was reviewed");
     std::fs::write(&records, "[White \"a\"]\n1. q9-q10 *\n").unwrap();
     let output = Command::new(binary)
         .arg("review")

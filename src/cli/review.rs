@@ -61,6 +61,13 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
         None if records.is_empty() => bail!("{} holds no game records", args.records.display()),
         None => records.iter().enumerate().map(|(i, r)| (i + 1, r)).collect(),
     };
+    // The table is written at the end; a folder that is not there is said before the review.
+    if let Some(path) = &args.csv {
+        let folder = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(folder) = folder.filter(|folder| !folder.is_dir()) {
+            bail!("--csv {}: there is no folder {}", path.display(), folder.display());
+        }
+    }
     let mut csv = args.csv.as_ref().map(|_| csv::Writer::from_writer(Vec::new()));
     let mut out = std::io::stdout().lock();
     // Built once for each set of rules the file's games are played under (usually one), not
