@@ -25,6 +25,7 @@ pub struct WorkerSettings {
 }
 
 /// What the watch of new networks has seen.
+#[derive(Clone)]
 enum Watched {
     Nothing,
     Notice(NetworkNotice),
@@ -156,8 +157,11 @@ fn play_with(
     // worker's share of those it still takes, among the workers present.
     let enough = backlog_limit(config);
     let room = || {
-        let newest = newest.lock().expect("the lock is never poisoned");
-        match &*newest {
+        // A copy, the lock let go before the server is asked: the watch takes the lock on the
+        // connection's one thread, which the server's answer needs, so asking while holding it
+        // could leave the two waiting for each other for good.
+        let watched = newest.lock().expect("the lock is never poisoned").clone();
+        match &watched {
             Watched::Notice(newer) if newer != notice => {
                 return if still_taken(config, notice, newer, &rules) {
                     Room::Games(0)
