@@ -526,7 +526,8 @@ pub struct Session<'a> {
 /// learner can still take; it keeps the games it has under way to its share of what the learner
 /// still takes, since more would wait until they were too old; and it abandons those that would
 /// come too old. `room` is asked at the start, after every finished game and about once a
-/// second; a lane begins the game that replaces a finished one on what it said before.
+/// second. A finished game holds its place until `on_game` has taken it and `room` has been
+/// asked again, so no game begins on an answer that had not yet counted an earlier finish.
 ///
 /// The calling thread coordinates: it hands the lanes the games' indices, hears of every
 /// finished game, and calls `room`, `on_game` and `on_progress`. Of the threads rayon
@@ -574,6 +575,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
         next: std::sync::Mutex::new(Box::new(to_play)),
         room: AtomicUsize::new(0),
         under_way: AtomicUsize::new(0),
+        unheard: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
     };
     let mut abandoning = dealer.listen(room());
@@ -598,13 +600,28 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     let libtorch_threads = tch::get_num_threads().max(1) as usize;
     crate::nn::configure_threads(lane_threads);
     let (sender, events) = mpsc::channel();
+    // Each lane's share of the games in lockstep, and its first games, dealt here in lane order
+    // before any lane starts, so that every lane has its games however late its thread starts.
+    let mut starts: Vec<(usize, Vec<usize>)> = Vec::with_capacity(lane_count);
+    for lane in 0..lane_count {
+        let parallel = (config.parallel_games / lane_count
+            + usize::from(lane < config.parallel_games % lane_count))
+        .max(1);
+        let first_games = std::iter::from_fn(|| match dealer.deal() {
+            Deal::Game(index) => Some(index),
+            Deal::Later | Deal::Nothing => None,
+        })
+        .take(parallel)
+        .collect();
+        starts.push((parallel, first_games));
+    }
     let outcome = std::thread::scope(|scope| {
-        for (lane, (evaluator, pool)) in lanes.iter_mut().zip(&pools).enumerate() {
-            let parallel = config.parallel_games / lane_count
-                + usize::from(lane < config.parallel_games % lane_count);
+        let lanes = lanes.iter_mut().zip(&pools).zip(starts);
+        for (number, ((evaluator, pool), (parallel, first_games))) in lanes.enumerate() {
             let play = Lane {
-                number: lane,
-                parallel: parallel.max(1),
+                number,
+                parallel,
+                first_games,
                 session,
                 opponents: opponents.as_ref(),
                 dealer: &dealer,
@@ -625,6 +642,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                     if outcome.is_err() || abandoning {
                         // The generation stopped: games finished since do not count.
                         abandoned += usize::from(abandoning);
+                        dealer.heard_finish();
                         continue;
                     }
                     simulations += game.simulations;
@@ -633,11 +651,13 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                     if let Err(error) = on_game(&game, finished_games.len() + 1) {
                         dealer.stopped.store(true, Ordering::Relaxed);
                         outcome = Err(error);
+                        dealer.heard_finish();
                         continue;
                     }
                     finished_games.push(*game);
                     room_asked_at = Instant::now();
                     abandoning = dealer.listen(room());
+                    dealer.heard_finish();
                 }
                 Ok(LaneEvent::Dropped(games)) => abandoned += games,
                 Ok(LaneEvent::UnderWay { lane, plies, simulations }) => {
@@ -690,41 +710,69 @@ struct Dealer {
     next: std::sync::Mutex<Box<dyn Iterator<Item = usize> + Send>>,
     /// What `room` said last: how many games may be under way.
     room: AtomicUsize,
-    /// Games dealt and not yet finished.
+    /// Games dealt whose finish the coordinating thread has not yet heard: those in play and
+    /// those finished on their way to it.
     under_way: AtomicUsize,
+    /// Of those, the finished ones on their way: `room` has not yet answered for them.
+    unheard: AtomicUsize,
     /// Set when the generation stops early: the lanes drop their games.
     stopped: AtomicBool,
 }
 
+/// What a lane asking for a game gets.
+enum Deal {
+    Game(usize),
+    /// No room now, but a finished game is on its way to the coordinating thread, whose next
+    /// word on the room may make some.
+    Later,
+    /// No room and no word on its way, or nothing more to play.
+    Nothing,
+}
+
 impl Dealer {
-    fn deal(&self) -> Option<usize> {
+    fn deal(&self) -> Deal {
         if self.stopped() {
-            return None;
+            return Deal::Nothing;
         }
-        let room = self.room.load(Ordering::Relaxed);
-        self.under_way
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < room).then_some(n + 1))
-            .ok()?;
-        let next = self.next.lock().expect("no lane panics holding the indices").next();
-        if next.is_none() {
-            self.under_way.fetch_sub(1, Ordering::AcqRel);
+        // Read before the room: a finish heard after this read has already had its answer
+        // stored (see `heard_finish`), so "no room and nothing unheard" is final.
+        let unheard = self.unheard.load(Ordering::Acquire);
+        let room = self.room.load(Ordering::Acquire);
+        let taken = self
+            .under_way
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < room).then_some(n + 1));
+        if taken.is_err() {
+            return if unheard > 0 { Deal::Later } else { Deal::Nothing };
         }
-        next
+        match self.next.lock().expect("no lane panics holding the indices").next() {
+            Some(index) => Deal::Game(index),
+            None => {
+                self.under_way.fetch_sub(1, Ordering::AcqRel);
+                Deal::Nothing
+            }
+        }
     }
 
     /// Takes what `room` said: the room for games under way, or, for [`Room::Abandon`], the stop
     /// of every game (then true).
     fn listen(&self, room: Room) -> bool {
         match room {
-            Room::Games(games) => self.room.store(games, Ordering::Relaxed),
+            Room::Games(games) => self.room.store(games, Ordering::Release),
             Room::Abandon => self.stopped.store(true, Ordering::Relaxed),
         }
         room == Room::Abandon
     }
 
-    /// A lane's game is over: it no longer takes room.
+    /// A lane's game is over: on its way to the coordinating thread, it still holds its room.
     fn finished(&self) {
+        self.unheard.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The coordinating thread has taken a finished game and asked for the room since: the game
+    /// no longer holds any.
+    fn heard_finish(&self) {
         self.under_way.fetch_sub(1, Ordering::AcqRel);
+        self.unheard.fetch_sub(1, Ordering::AcqRel);
     }
 
     fn stopped(&self) -> bool {
@@ -749,6 +797,8 @@ enum LaneEvent {
 struct Lane<'a> {
     number: usize,
     parallel: usize,
+    /// The indices of the games it begins with.
+    first_games: Vec<usize>,
     session: &'a Session<'a>,
     opponents: Option<&'a OpponentSource>,
     dealer: &'a Dealer,
@@ -763,24 +813,44 @@ impl Lane<'_> {
             (index, Game::new(rules, search, config, self.opponents, seed))
         };
         let mut games: Vec<(usize, Game)> =
-            std::iter::from_fn(|| self.dealer.deal()).take(self.parallel).map(new_game).collect();
+            self.first_games.iter().map(|&index| new_game(index)).collect();
         let mut reported_at = Instant::now();
         // The coordinating thread is gone only when the generation stopped: nothing to tell.
         let tell = |event| {
             let _ = self.events.send(event);
         };
-        while !games.is_empty() && !self.dealer.stopped() {
+        let fill = |games: &mut Vec<(usize, Game)>| -> bool {
+            while games.len() < self.parallel {
+                match self.dealer.deal() {
+                    Deal::Game(next) => games.push(new_game(next)),
+                    Deal::Later => return true,
+                    Deal::Nothing => break,
+                }
+            }
+            false
+        };
+        // Whether the free places may get games once the coordinating thread has had its word.
+        let mut room_later = fill(&mut games);
+        while !self.dealer.stopped() {
+            if games.is_empty() {
+                if !room_later {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                room_later = fill(&mut games);
+                continue;
+            }
             let finished: Vec<bool> =
                 games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
-            // Replace finished games (in place, so the batch stays full).
+            // Replace finished games in place, so the batch keeps its order and stays full.
             for i in (0..games.len()).rev() {
                 if !finished[i] {
                     continue;
                 }
                 self.dealer.finished();
                 let (index, game) = match self.dealer.deal() {
-                    Some(next) => std::mem::replace(&mut games[i], new_game(next)),
-                    None => games.swap_remove(i),
+                    Deal::Game(next) => std::mem::replace(&mut games[i], new_game(next)),
+                    Deal::Later | Deal::Nothing => games.swap_remove(i),
                 };
                 let game_simulations = game.simulations;
                 let (record, samples) = game.finish(player_name);
@@ -791,10 +861,10 @@ impl Lane<'_> {
                     simulations: game_simulations,
                 })));
             }
-            // Room may have grown since a slot was given up.
-            while games.len() < self.parallel {
-                let Some(next) = self.dealer.deal() else { break };
-                games.push(new_game(next));
+            // Room may have grown since a place was given up.
+            room_later = fill(&mut games);
+            if games.is_empty() {
+                continue;
             }
             if reported_at.elapsed() >= LANE_REPORT_EVERY {
                 reported_at = Instant::now();
