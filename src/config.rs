@@ -166,35 +166,11 @@ pub struct NetworkConfig {
     pub channels: Option<i64>,
     /// Whether the network reads the threat planes (see `encode::THREAT_PLANES`). Default off.
     pub threats: bool,
-    /// Where the network grows as the run goes. None by default.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub grow: Vec<GrowStage>,
-}
-
-/// From generation `from` on, the network has this shape: its own `size` (else `[network]`'s)
-/// with its own `blocks` and `channels` in place. It is grown from the network before it, so
-/// that it starts as the same function (see `Network::init_from`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GrowStage {
-    pub from: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub blocks: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub channels: Option<i64>,
 }
 
 impl Default for NetworkConfig {
     fn default() -> NetworkConfig {
-        NetworkConfig {
-            size: Some("small".into()),
-            blocks: None,
-            channels: None,
-            threats: false,
-            grow: Vec::new(),
-        }
+        NetworkConfig { size: Some("small".into()), blocks: None, channels: None, threats: false }
     }
 }
 
@@ -219,46 +195,6 @@ impl NetworkConfig {
         net.threats = self.threats;
         net.validate().map_err(|e| ConfigError::Invalid(format!("network: {e}")))?;
         Ok(net)
-    }
-
-    /// The network's shape at generation `generation`: the last grow stage begun by then, else
-    /// the shape above.
-    pub fn resolve_at(&self, generation: u32) -> Result<NetConfig, ConfigError> {
-        match self.grow.iter().rev().find(|stage| stage.from <= generation) {
-            None => self.resolve(),
-            Some(stage) => NetworkConfig {
-                size: stage.size.clone().or_else(|| self.size.clone()),
-                blocks: stage.blocks,
-                channels: stage.channels,
-                threats: self.threats,
-                grow: Vec::new(),
-            }
-            .resolve()
-            .map_err(|e| ConfigError::Invalid(format!("network.grow from {}: {e}", stage.from))),
-        }
-    }
-
-    /// Each grow stage begins later than the one before and is at least as large in every
-    /// dimension.
-    fn validate_growth(&self) -> Result<(), ConfigError> {
-        let mut before = (0, self.resolve()?);
-        for stage in &self.grow {
-            let shape = self.resolve_at(stage.from)?;
-            if stage.from <= before.0 {
-                return Err(ConfigError::Invalid(format!(
-                    "network.grow: the stages' `from` must increase from 1, not {} after {}",
-                    stage.from, before.0
-                )));
-            }
-            if !shape.contains(&before.1) {
-                return Err(ConfigError::Invalid(format!(
-                    "network.grow from {}: {shape:?} is smaller than the network before it in some dimension, {:?}",
-                    stage.from, before.1
-                )));
-            }
-            before = (stage.from, shape);
-        }
-        Ok(())
     }
 }
 
@@ -749,12 +685,6 @@ impl Config {
         Ok(self.network.resolve()?.for_rules(&self.rules))
     }
 
-    /// The network that trains in generation `generation`: [`Config::net_config`] after the
-    /// grow stages begun by then.
-    pub fn net_config_at(&self, generation: u32) -> Result<NetConfig, ConfigError> {
-        Ok(self.network.resolve_at(generation)?.for_rules(&self.rules))
-    }
-
     /// The rules self-play plays generation `generation` under: its curriculum stage's board,
     /// else `[rules]`.
     pub fn rules_for(&self, generation: u32) -> Rules {
@@ -809,7 +739,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |m: String| Err(ConfigError::Invalid(m));
         self.rules.validate().map_err(|e| ConfigError::Invalid(format!("rules: {e}")))?;
-        self.network.validate_growth()?;
+        self.network.resolve()?;
         self.search.validate().map_err(|e| ConfigError::Invalid(format!("search: {e}")))?;
         if let Some(threads) = self.run.threads.filter(|t| !(1..=256).contains(t)) {
             return invalid(format!("run.threads must be 1..=256, not {threads}"));

@@ -641,7 +641,6 @@ impl Run {
                 &self.config,
                 &mut learner.clock,
             )?;
-            self.grow_if_due(&generation, &mut learner, observer)?;
             self.play_match(&generation, &mut learner, observer)?;
             let games = source.games(self, &generation, &learner.network, observer)?;
             self.store_games(&generation, &games)?;
@@ -704,34 +703,6 @@ impl Run {
         let clock =
             Clock { started: Instant::now(), wall_before: self.state.wall_seconds, carried: 0.0 };
         Ok(Learner { network, optimizer, buffer, match_rows, clock })
-    }
-
-    /// Where `[network] grow` gives this generation a larger shape, the network grows to it
-    /// before it plays: the grown network computes what the old one did (see
-    /// [`Network::init_from`]) and the optimiser's moments go with it ([`Optimizer::grown`]).
-    /// The new weights are seeded by the generation, so a generation begun again after a stop
-    /// grows the same network.
-    fn grow_if_due(
-        &self,
-        generation: &Generation,
-        learner: &mut Learner,
-        observer: &dyn Observer,
-    ) -> Result<(), RunError> {
-        let shape = self.config.net_config_at(generation.number)?;
-        let old = &learner.network.config;
-        if *old == shape {
-            return Ok(());
-        }
-        let seed = generation.seed ^ 0x6772_6f77_7468; // "growth"
-        let mut grown = Network::new(&shape, learner.network.device(), Some(seed))?;
-        grown.init_from(&learner.network)?;
-        observer.message(&format!(
-            "generation {}: the network grows from {} blocks x {} channels to {} x {}",
-            generation.number, old.blocks, old.channels, shape.blocks, shape.channels
-        ));
-        learner.optimizer = learner.optimizer.grown(&grown);
-        learner.network = grown;
-        Ok(())
     }
 
     /// With `[matches]`: the newest checkpoint's match against the fixed opponent, whose

@@ -146,18 +146,6 @@ impl NetConfig {
         Ok(())
     }
 
-    /// Whether this shape is at least as large as `other` in every dimension, reading the same
-    /// planes (so that it can be grown from it).
-    pub fn contains(&self, other: &NetConfig) -> bool {
-        self.blocks >= other.blocks
-            && self.channels >= other.channels
-            && self.policy_channels >= other.policy_channels
-            && self.value_channels >= other.value_channels
-            && self.value_hidden >= other.value_hidden
-            && self.stones == other.stones
-            && self.threats == other.threats
-    }
-
     /// Multiply-adds per square of one forward pass (for FLOP/s figures).
     pub fn macs_per_square(&self) -> i64 {
         let c = self.channels;

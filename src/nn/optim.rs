@@ -68,46 +68,6 @@ impl Optimizer {
         Optimizer { settings, steps: 0, slots }
     }
 
-    /// This optimiser's state carried over to `network`, grown from the network it trained (see
-    /// [`Network::init_from`]): each moment fills the leading part of the grown one, as the
-    /// weights did, and the step count goes on, so the old weights keep their pace. New weights
-    /// start with a first moment of zero and a second moment at the mean of their tensor's old
-    /// ones (the mean of all old ones for a tensor of a new block): with a second moment of zero
-    /// their first steps would be many times the learning rate, and a fresh optimiser would
-    /// give every weight Adam's cold start of steps as large as the learning rate.
-    pub fn grown(&self, network: &Network) -> Optimizer {
-        let mut grown = Optimizer::new(network, self.settings);
-        grown.steps = self.steps;
-        let old: BTreeMap<&str, &Slot> = self.slots.iter().map(|s| (s.name.as_str(), s)).collect();
-        // Each old tensor's mean second moment, measured once.
-        let mean_second: BTreeMap<&str, f64> = self
-            .slots
-            .iter()
-            .filter_map(|s| {
-                let mean = s.second.as_ref()?.mean(Kind::Float).double_value(&[]);
-                Some((s.name.as_str(), mean))
-            })
-            .collect();
-        let mean_of_all = mean_second.values().sum::<f64>() / mean_second.len().max(1) as f64;
-        tch::no_grad(|| {
-            for slot in &mut grown.slots {
-                let pooled = super::model::reads_pooled_channels(&slot.name);
-                let before = old.get(slot.name.as_str());
-                if let Some(before) = before {
-                    super::embed(&slot.first, &before.first, pooled);
-                }
-                if let Some(second) = &mut slot.second {
-                    let _ = second
-                        .fill_(mean_second.get(slot.name.as_str()).copied().unwrap_or(mean_of_all));
-                    if let Some(old_second) = before.and_then(|b| b.second.as_ref()) {
-                        super::embed(second, old_second, pooled);
-                    }
-                }
-            }
-        });
-        grown
-    }
-
     pub fn steps(&self) -> u64 {
         self.steps
     }
