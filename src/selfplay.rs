@@ -607,13 +607,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
         let parallel = (config.parallel_games / lane_count
             + usize::from(lane < config.parallel_games % lane_count))
         .max(1);
-        let first_games = std::iter::from_fn(|| match dealer.deal() {
-            Deal::Game(index) => Some(index),
-            Deal::Later | Deal::Nothing => None,
-        })
-        .take(parallel)
-        .collect();
-        starts.push((parallel, first_games));
+        starts.push((parallel, dealer.deal_up_to(parallel).0));
     }
     let outcome = std::thread::scope(|scope| {
         let lanes = lanes.iter_mut().zip(&pools).zip(starts);
@@ -642,21 +636,22 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                     if outcome.is_err() || abandoning {
                         // The generation stopped: games finished since do not count.
                         abandoned += usize::from(abandoning);
-                        dealer.heard_finish();
-                        continue;
+                    } else {
+                        simulations += game.simulations;
+                        finished_plies += game.record.moves.len();
+                        finished_here += 1;
+                        match on_game(&game, finished_games.len() + 1) {
+                            Err(error) => {
+                                dealer.stopped.store(true, Ordering::Relaxed);
+                                outcome = Err(error);
+                            }
+                            Ok(()) => {
+                                finished_games.push(*game);
+                                room_asked_at = Instant::now();
+                                abandoning = dealer.listen(room());
+                            }
+                        }
                     }
-                    simulations += game.simulations;
-                    finished_plies += game.record.moves.len();
-                    finished_here += 1;
-                    if let Err(error) = on_game(&game, finished_games.len() + 1) {
-                        dealer.stopped.store(true, Ordering::Relaxed);
-                        outcome = Err(error);
-                        dealer.heard_finish();
-                        continue;
-                    }
-                    finished_games.push(*game);
-                    room_asked_at = Instant::now();
-                    abandoning = dealer.listen(room());
                     dealer.heard_finish();
                 }
                 Ok(LaneEvent::Dropped(games)) => abandoned += games,
@@ -753,6 +748,20 @@ impl Dealer {
         }
     }
 
+    /// Up to `count` games, and whether room for more may come once the coordinating thread has
+    /// heard of the finishes on their way ([`Deal::Later`]).
+    fn deal_up_to(&self, count: usize) -> (Vec<usize>, bool) {
+        let mut indices = Vec::with_capacity(count);
+        while indices.len() < count {
+            match self.deal() {
+                Deal::Game(index) => indices.push(index),
+                Deal::Later => return (indices, true),
+                Deal::Nothing => break,
+            }
+        }
+        (indices, false)
+    }
+
     /// Takes what `room` said: the room for games under way, or, for [`Room::Abandon`], the stop
     /// of every game (then true).
     fn listen(&self, room: Room) -> bool {
@@ -820,14 +829,9 @@ impl Lane<'_> {
             let _ = self.events.send(event);
         };
         let fill = |games: &mut Vec<(usize, Game)>| -> bool {
-            while games.len() < self.parallel {
-                match self.dealer.deal() {
-                    Deal::Game(next) => games.push(new_game(next)),
-                    Deal::Later => return true,
-                    Deal::Nothing => break,
-                }
-            }
-            false
+            let (indices, later) = self.dealer.deal_up_to(self.parallel - games.len());
+            games.extend(indices.into_iter().map(new_game));
+            later
         };
         // Whether the free places may get games once the coordinating thread has had its word.
         let mut room_later = fill(&mut games);
