@@ -289,12 +289,12 @@ impl Game {
                 return false;
             }
             if self.full {
-                let choices = self.search.root_choices();
-                let total: u32 = choices.iter().map(|&(_, n)| n).sum();
-                let policy = choices
+                let target = self.search.policy_target();
+                let total: f32 = target.iter().map(|&(_, w)| w).sum();
+                let policy = target
                     .iter()
-                    .filter(|&&(_, n)| n > 0)
-                    .map(|&(mv, n)| (mv, n as f32 / total.max(1) as f32));
+                    .filter(|&&(_, w)| w > 0.0)
+                    .map(|&(mv, w)| (mv, w / total.max(1.0)));
                 self.record_target(position, policy);
             }
             let temperature = if position.ply() < config.temperature_plies {

@@ -404,3 +404,107 @@ fn the_draw_value_is_the_same_for_both_sides() {
     let bad = SearchConfig { draw_value: -1.5, ..SearchConfig::default() };
     assert!(bad.validate().unwrap_err().contains("draw_value"));
 }
+
+/// An evaluator that knows the root's best move: every position where the root's mover has a
+/// piece on that move's square is good for it (0.8), every other bad (-0.8). The root's prior
+/// favours the move too.
+struct OneGoodMove {
+    root: Position,
+    good: Move,
+}
+
+impl Evaluator for OneGoodMove {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        let mover = self.root.side_to_move();
+        let mut infatuated = Infatuated { favourite: self.good, weight: 0.6 };
+        let mut evaluations = infatuated.evaluate(batch);
+        for (request, evaluation) in batch.iter().zip(&mut evaluations) {
+            let for_mover =
+                if request.position.piece_at(self.good.to()) == Some(mover) { 0.8 } else { -0.8 };
+            let to_move = request.position.side_to_move();
+            evaluation.value = if to_move == mover { for_mover } else { -for_mover };
+        }
+        evaluations
+    }
+}
+
+/// A noised root search with forced playouts: the given k, self-play's noise, 400 visits.
+fn forced_search(forced_playouts: f32, noise: bool) -> (Search, OneGoodMove) {
+    use epaminondas::mcts::RootNoise;
+    let root = Position::start(Default::default()).unwrap();
+    // A move to a square no other move of the root reaches, so that it alone is good.
+    let moves = root.legal_moves();
+    let good = *moves
+        .iter()
+        .find(|m| moves.iter().filter(|o| o.to() == m.to()).count() == 1)
+        .expect("the start has a move to a square of its own");
+    let root_noise = if noise { RootNoise::self_play() } else { RootNoise::None };
+    let config = SearchConfig { forced_playouts, root_noise, ..SearchConfig::default() };
+    let mut search = Search::new(root, config);
+    let mut evaluator = OneGoodMove { root, good };
+    search.run(&mut evaluator, 400, 1, &mut StdRng::seed_from_u64(5));
+    (search, evaluator)
+}
+
+/// Forced playouts (KataGo): at a noised root every move searched at all gets about
+/// sqrt(k * prior * visits) visits, where plain PUCT leaves the bad moves the noise favoured
+/// with fewer; the policy target then takes them back out, so the best move's share rises.
+#[test]
+fn forced_playouts_search_what_the_noise_favours_and_the_target_forgets_them() {
+    let short_of_forced = |search: &Search| {
+        let summary = search.summary();
+        let total = summary.visits as f32;
+        summary
+            .moves
+            .iter()
+            .filter(|m| m.1 > 0 && (m.1 as f32 + 1.0) < (2.0 * m.2 * total).sqrt())
+            .count()
+    };
+    let (plain, _) = forced_search(0.0, true);
+    let (forced, evaluator) = forced_search(2.0, true);
+    assert!(
+        short_of_forced(&plain) > 0,
+        "plain PUCT leaves a noised move short of its forced visits"
+    );
+    assert_eq!(short_of_forced(&forced), 0, "every searched move gets its forced visits");
+
+    // With k = 0 the target is the visit counts themselves.
+    let plain_target = plain.policy_target();
+    for ((mv, weight), (mv2, visits)) in plain_target.iter().zip(plain.root_choices()) {
+        assert_eq!((*mv, *weight), (mv2, visits as f32));
+    }
+    // With forced playouts the good move keeps its visits, no move gains, and the others lose
+    // most of what they were forced to take.
+    let good = evaluator.good;
+    let target = forced.policy_target();
+    let choices = forced.root_choices();
+    let mut others_before = 0.0;
+    let mut others_after = 0.0;
+    for ((mv, weight), (_, visits)) in target.iter().zip(&choices) {
+        assert!(*weight >= 0.0 && *weight <= *visits as f32, "{mv}: {weight} from {visits}");
+        if *mv == good {
+            assert_eq!(*weight, *visits as f32, "the most searched move is not pruned");
+        } else {
+            others_before += *visits as f32;
+            others_after += weight;
+        }
+    }
+    assert!(others_before > 10.0, "the others were searched: {others_before} visits");
+    assert!(
+        others_after < others_before / 2.0,
+        "pruning took the forced visits back out: {others_after} of {others_before} left"
+    );
+}
+
+/// Forced playouts act only where the root has noise: a player's search is unchanged by them.
+#[test]
+fn forced_playouts_leave_a_search_without_noise_alone() {
+    let (with, _) = forced_search(2.0, false);
+    let (without, _) = forced_search(0.0, false);
+    assert_eq!(with.root_choices(), without.root_choices());
+    let target: Vec<(Move, f32)> =
+        without.root_choices().into_iter().map(|(mv, n)| (mv, n as f32)).collect();
+    assert_eq!(with.policy_target(), target);
+    let bad = SearchConfig { forced_playouts: -1.0, ..SearchConfig::default() };
+    assert!(bad.validate().unwrap_err().contains("forced_playouts"));
+}

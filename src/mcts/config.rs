@@ -60,6 +60,11 @@ pub struct SearchConfig {
     /// `[search]` that leaves it out gets [`SELF_PLAY_DRAW_VALUE`].
     #[serde(default = "self_play_draw_value")]
     pub draw_value: f32,
+    /// Default 0 (off): KataGo's forced playouts, for searches whose root has noise (self-play's
+    /// full searches). A root move that has been visited gets at least `sqrt(k * prior * root
+    /// visits)` visits, so a move the noise favoured is searched enough to show whether it is
+    /// good; [`crate::mcts::Search::policy_target`] takes those visits back out of the target.
+    pub forced_playouts: f32,
 }
 
 /// The draw value of self-play's search: both sides avoid draws, which keeps games on the
@@ -79,6 +84,7 @@ impl Default for SearchConfig {
             reuse_tree: true,
             forced_results: true,
             draw_value: 0.0,
+            forced_playouts: 0.0,
         }
     }
 }
@@ -92,6 +98,12 @@ impl SearchConfig {
             if alpha_total.is_nan() || alpha_total <= 0.0 || !(0.0..=1.0).contains(&weight) {
                 return Err(format!("Dirichlet noise needs alpha_total > 0 and weight in [0, 1], not {alpha_total} and {weight}"));
             }
+        }
+        if !(self.forced_playouts >= 0.0 && self.forced_playouts.is_finite()) {
+            return Err(format!(
+                "forced_playouts must be a number >= 0 (0 is off), not {}",
+                self.forced_playouts
+            ));
         }
         if !(-1.0..=1.0).contains(&self.draw_value) {
             return Err(format!("draw_value must be in [-1, 1], not {}", self.draw_value));

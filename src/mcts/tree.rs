@@ -213,6 +213,9 @@ impl Search {
         let range = self.children(node);
         let edges = &self.edges[range.clone()];
         let parent_visits: u32 = edges.iter().map(|e| e.visits + e.virtual_visits).sum();
+        if let Some(forced) = self.forced_playout(node, edges, parent_visits) {
+            return (range.start + forced) as u32;
+        }
         let sqrt_parent = (parent_visits.max(1) as f32).sqrt();
         let fpu = match self.config.fpu {
             Fpu::Const { value } => value,
@@ -243,6 +246,26 @@ impl Search {
             }
         }
         best as u32
+    }
+
+    /// At a noised root with `forced_playouts = k`, the first searched, unproven move with fewer
+    /// than `sqrt(k * prior * visits)` visits (KataGo); None elsewhere, and where a move is
+    /// proven to win (nothing else is worth a visit).
+    fn forced_playout(&self, node: u32, edges: &[Edge], parent_visits: u32) -> Option<usize> {
+        let k = self.config.forced_playouts;
+        if node != self.root
+            || !self.root_noised
+            || k <= 0.0
+            || edges.iter().any(|e| self.proven(e) == Some(Proof::Won))
+        {
+            return None;
+        }
+        edges.iter().position(|e| {
+            let n = e.visits + e.virtual_visits;
+            n > 0
+                && self.proven(e).is_none()
+                && (n as f32) < (k * e.prior * parent_visits as f32).sqrt()
+        })
     }
 
     /// The mean value of a node for its side to move: its own evaluation and everything
@@ -521,6 +544,44 @@ impl Search {
                 (e.mv, if proof == Some(Proof::Lost) && !all_lost { 0 } else { e.visits })
             })
             .collect()
+    }
+
+    /// Self-play's policy target: [`Search::root_choices`] as weights, and after a search with
+    /// forced playouts, those taken back out (KataGo's policy target pruning). Every move but
+    /// the most chosen loses up to its forced visits, as long as its PUCT score with the
+    /// final root visits stays below the most chosen move's; a move left with one visit or
+    /// less is dropped. The search's noise then changes which moves were looked at, but not
+    /// what the network is taught to prefer.
+    pub fn policy_target(&self) -> Vec<(Move, f32)> {
+        let choices = self.root_choices();
+        let mut target: Vec<(Move, f32)> = choices.iter().map(|&(mv, n)| (mv, n as f32)).collect();
+        let k = self.config.forced_playouts;
+        let edges = &self.edges[self.children(self.root)];
+        let best = (0..choices.len()).max_by_key(|&i| choices[i].1);
+        let (Some(best), true) = (best, k > 0.0 && self.root_noised) else { return target };
+        let total: u32 = edges.iter().map(|e| e.visits).sum();
+        let sqrt_total = (total.max(1) as f32).sqrt();
+        let puct = |edge: &Edge, n: f32| {
+            edge.value_sum / edge.visits.max(1) as f32
+                + self.config.c_puct * edge.prior * sqrt_total / (1.0 + n)
+        };
+        let best_score = puct(&edges[best], choices[best].1 as f32);
+        for (i, (edge, (_, weight))) in edges.iter().zip(target.iter_mut()).enumerate() {
+            if i == best || *weight <= 0.0 {
+                continue;
+            }
+            let forced = (k * edge.prior * total as f32).sqrt();
+            let gap = best_score - edge.value_sum / edge.visits.max(1) as f32;
+            // PUCT(n) <= best_score holds for every n >= needed (the exploration term falls with n).
+            let needed = if gap > 0.0 {
+                self.config.c_puct * edge.prior * sqrt_total / gap - 1.0
+            } else {
+                *weight
+            };
+            let pruned = (*weight - forced).max(needed).min(*weight);
+            *weight = if pruned <= 1.0 { 0.0 } else { pruned };
+        }
+        target
     }
 
     /// The move to play: the most chosen by [`Search::root_choices`] (ties to the higher prior)
