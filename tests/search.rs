@@ -405,9 +405,9 @@ fn the_draw_value_is_the_same_for_both_sides() {
     assert!(bad.validate().unwrap_err().contains("draw_value"));
 }
 
-/// An evaluator that knows the root's best move: every position where the root's mover has a
-/// piece on that move's square is good for it (0.8), every other bad (-0.8). The root's prior
-/// favours the move too.
+/// An evaluator that knows the root's best move: every position where the root's mover still
+/// has the pieces that move placed, and not those it moved away, is good for it (0.8), every
+/// other bad (-0.8). The root's prior favours the move too.
 struct OneGoodMove {
     root: Position,
     good: Move,
@@ -416,11 +416,15 @@ struct OneGoodMove {
 impl Evaluator for OneGoodMove {
     fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
         let mover = self.root.side_to_move();
+        let before = self.root.pieces(mover);
+        let after = self.root.play(self.good).unwrap().pieces(mover);
+        let (placed, left) = (after & !before, before & !after);
         let mut infatuated = Infatuated { favourite: self.good, weight: 0.6 };
         let mut evaluations = infatuated.evaluate(batch);
         for (request, evaluation) in batch.iter().zip(&mut evaluations) {
-            let for_mover =
-                if request.position.piece_at(self.good.to()) == Some(mover) { 0.8 } else { -0.8 };
+            let pieces = request.position.pieces(mover);
+            let good = (pieces & placed) == placed && (pieces & left).is_empty();
+            let for_mover = if good { 0.8 } else { -0.8 };
             let to_move = request.position.side_to_move();
             evaluation.value = if to_move == mover { for_mover } else { -for_mover };
         }
@@ -432,12 +436,7 @@ impl Evaluator for OneGoodMove {
 fn forced_search(forced_playouts: f32, noise: bool) -> (Search, OneGoodMove) {
     use epaminondas::mcts::RootNoise;
     let root = Position::start(Default::default()).unwrap();
-    // A move to a square no other move of the root reaches, so that it alone is good.
-    let moves = root.legal_moves();
-    let good = *moves
-        .iter()
-        .find(|m| moves.iter().filter(|o| o.to() == m.to()).count() == 1)
-        .expect("the start has a move to a square of its own");
+    let good = root.legal_moves()[5];
     let root_noise = if noise { RootNoise::self_play() } else { RootNoise::None };
     let config = SearchConfig { forced_playouts, root_noise, ..SearchConfig::default() };
     let mut search = Search::new(root, config);
