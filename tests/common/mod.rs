@@ -193,8 +193,14 @@ pub fn noisy_network(
 ) -> epaminondas::nn::Network {
     let network = epaminondas::nn::Network::new(config, tch::Device::Cpu, Some(seed)).unwrap();
     tch::no_grad(|| {
-        for (_, mut variable) in network.vs.variables() {
+        for (name, mut variable) in network.vs.variables() {
             let noise = variable.randn_like() * scale;
+            // A batch norm's running variance must stay positive (noise that took one below
+            // zero made the outputs NaN in a few runs in a hundred): it is scaled instead.
+            if name.ends_with("running_var") {
+                variable.copy_(&(&variable * noise.exp()));
+                continue;
+            }
             variable.copy_(&(&variable + noise));
         }
     });
