@@ -458,11 +458,15 @@ impl SelfPlayProgress {
         self.simulations as f64 / self.seconds.max(1e-9)
     }
 
-    /// The time the generation has left at the pace so far, once a ply has been played.
+    /// The time the generation has left at the pace so far, once a ply has been played; None
+    /// while games remain that have already played more plies than expected of all of them
+    /// (there is no saying how much longer they will take).
     pub fn seconds_left(&self) -> Option<f64> {
         let expected = self.games_to_play as f64 * self.plies_per_game;
-        (self.plies > 0)
-            .then(|| (self.seconds / self.plies as f64 * (expected - self.plies as f64)).max(0.0))
+        let plies_left = expected - self.plies as f64;
+        let unknown = plies_left <= 0.0 && self.games_done < self.games_total;
+        (self.plies > 0 && !unknown)
+            .then(|| (self.seconds / self.plies as f64 * plies_left).max(0.0))
     }
 }
 

@@ -1140,6 +1140,11 @@ fn selfplay_reports_its_progress_while_games_are_under_way() {
     assert!(
         (first.simulations_per_second() - first.simulations as f64 / first.seconds).abs() < 1e-9
     );
+    // Games still under way that have played more than all were expected to: no estimate
+    // rather than "nothing left"; once every game is done, nothing is.
+    let outlived = SelfPlayProgress { games_done: 1, plies: 170, plies_per_game: 40.0, ..first };
+    assert_eq!(outlived.seconds_left(), None);
+    assert_eq!(SelfPlayProgress { games_done: 4, ..outlived }.seconds_left(), Some(0.0));
 }
 
 #[test]

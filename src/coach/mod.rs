@@ -253,6 +253,13 @@ impl GameSource for LocalSelfPlay {
         let lanes = generation.selfplay.lanes(config.run.threads());
         let mut evaluators = network.lane_copies(config.run.precision, lanes, 200_000)?;
         let player = selfplay::network_name(number - 1);
+        // The first games to finish are the short ones: until half have, the last
+        // generation's games on this board tell better how long the rest will take.
+        let last_length = run
+            .metrics
+            .last()
+            .filter(|row| config.rules_for(row.generation) == generation.rules)
+            .map(|row| row.mean_game_length);
         let mut saved = |game: &selfplay::FinishedGame, done: usize| -> Result<(), RunError> {
             generation.journal.save(game)?;
             generation.save_time()?;
@@ -268,7 +275,14 @@ impl GameSource for LocalSelfPlay {
             &player,
             resumed,
             &mut saved,
-            &mut |progress| observer.selfplay_progress(progress),
+            &mut |progress| match last_length {
+                Some(length) if 2 * progress.games_done < progress.games_total => observer
+                    .selfplay_progress(&selfplay::SelfPlayProgress {
+                        plies_per_game: length,
+                        ..*progress
+                    }),
+                _ => observer.selfplay_progress(progress),
+            },
         )
     }
 }
