@@ -61,9 +61,10 @@ pub struct SearchConfig {
     #[serde(default = "self_play_draw_value")]
     pub draw_value: f32,
     /// KataGo's forced playouts (default k = 2, 0 is off), for searches whose root has noise
-    /// (self-play's full searches; players have none). A root move that has been visited gets at least `sqrt(k * prior * root
-    /// visits)` visits, so a move the noise favoured is searched enough to show whether it is
-    /// good; [`crate::mcts::Search::policy_target`] takes those visits back out of the target.
+    /// (self-play's full searches; players have none). A root move that has been visited gets
+    /// at least `sqrt(k * prior * root visits)` visits, so a move the noise favoured is searched
+    /// enough to show whether it is good; [`crate::mcts::Search::policy_target`] takes those
+    /// visits back out of the target.
     pub forced_playouts: f32,
 }
 

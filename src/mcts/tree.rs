@@ -572,7 +572,7 @@ impl Search {
             }
             let forced = (k * edge.prior * total as f32).sqrt();
             let gap = best_score - edge.value_sum / edge.visits.max(1) as f32;
-            // PUCT(n) <= best_score holds for every n >= needed (the exploration term falls with n).
+            // PUCT(n) <= best_score for every n >= needed: the exploration term falls with n.
             let needed = if gap > 0.0 {
                 self.config.c_puct * edge.prior * sqrt_total / gap - 1.0
             } else {
