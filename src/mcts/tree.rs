@@ -32,6 +32,17 @@ struct Edge {
     virtual_visits: u32,
 }
 
+impl Edge {
+    /// The mean backed-up utility, from the view of the side choosing this edge; 0 unvisited.
+    fn mean_value(&self) -> f32 {
+        if self.visits > 0 {
+            self.value_sum / self.visits as f32
+        } else {
+            0.0
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 enum NodeState {
     /// Legal moves known, waiting to be evaluated.
@@ -456,14 +467,7 @@ impl Search {
     pub fn summary(&self) -> RootSummary {
         let moves = self.edges[self.children(self.root)]
             .iter()
-            .map(|e| {
-                (
-                    e.mv,
-                    e.visits,
-                    e.prior,
-                    if e.visits > 0 { e.value_sum / e.visits as f32 } else { 0.0 },
-                )
-            })
+            .map(|e| (e.mv, e.visits, e.prior, e.mean_value()))
             .collect();
         let edges = &self.edges[self.children(self.root)];
         let value = match self.nodes[self.root as usize].state {
@@ -562,8 +566,7 @@ impl Search {
         let total: u32 = edges.iter().map(|e| e.visits).sum();
         let sqrt_total = (total.max(1) as f32).sqrt();
         let puct = |edge: &Edge, n: f32| {
-            edge.value_sum / edge.visits.max(1) as f32
-                + self.config.c_puct * edge.prior * sqrt_total / (1.0 + n)
+            edge.mean_value() + self.config.c_puct * edge.prior * sqrt_total / (1.0 + n)
         };
         let best_score = puct(&edges[best], choices[best].1 as f32);
         for (i, (edge, (_, weight))) in edges.iter().zip(target.iter_mut()).enumerate() {
@@ -571,7 +574,7 @@ impl Search {
                 continue;
             }
             let forced = (k * edge.prior * total as f32).sqrt();
-            let gap = best_score - edge.value_sum / edge.visits.max(1) as f32;
+            let gap = best_score - edge.mean_value();
             // PUCT(n) <= best_score for every n >= needed: the exploration term falls with n.
             let needed = if gap > 0.0 {
                 self.config.c_puct * edge.prior * sqrt_total / gap - 1.0
