@@ -430,7 +430,7 @@ fn player_specs_parse_and_name_their_errors() {
     let net: PlayerSpec = "net:gen.safetensors:leaves=2".parse().unwrap();
     assert_eq!(net.leaves, Some(2));
     for (text, expected) in [
-        ("net:a:blend=0.2", "not known"),
+        ("net:a:speed=3", "not known"),
         ("net:a:forced=yes", "on or off"),
         ("minimax", "unknown kind"),
         ("net", "needs a path"),
