@@ -131,7 +131,27 @@ impl<E: Evaluator> Evaluator for CachedEvaluator<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::Position;
+    use crate::game::{Position, Rules};
+
+    /// An evaluator whose answer differs with the position and its ply, so a cache that
+    /// answered for the wrong request would show.
+    struct ByPosition;
+
+    impl Evaluator for ByPosition {
+        fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+            batch
+                .iter()
+                .map(|r| {
+                    let key = r.position.hash() ^ r.position.ply() as u64;
+                    Evaluation {
+                        priors: vec![1.0 / r.moves.len().max(1) as f32; r.moves.len()],
+                        value: (key % 1000) as f32 / 1000.0,
+                        draw: (key / 1000 % 1000) as f32 / 1000.0,
+                    }
+                })
+                .collect()
+        }
+    }
 
     #[test]
     fn a_full_cache_still_answers_hits_and_misses() {
@@ -145,15 +165,31 @@ mod tests {
                 EvalRequest { moves: position.legal_moves(), position }
             })
             .collect();
-        let mut cached = CachedEvaluator::new(UniformEvaluator, 4);
+        let mut cached = CachedEvaluator::new(ByPosition, 4);
         let first = cached.evaluate(&requests[..3]);
         // Three hits and three misses: the misses overflow the capacity and empty the cache.
         let second = cached.evaluate(&requests);
-        assert_eq!(second.len(), 6);
         assert_eq!(&second[..3], &first[..]);
         assert_eq!((cached.hits, cached.misses), (3, 6));
-        for (request, evaluation) in requests.iter().zip(&second) {
-            assert_eq!(evaluation.priors.len(), request.moves.len());
+        assert_eq!(second, ByPosition.evaluate(&requests), "each answer is its own request's");
+    }
+
+    /// Under a ply cap the ply is part of the network's input, so the same board at another ply
+    /// is another entry; without a cap it is the same one.
+    #[test]
+    fn the_ply_is_part_of_the_key_only_under_a_cap() {
+        let capped = Rules { ply_cap: Some(300), ..Rules::default() };
+        for (rules, later_is_a_hit) in [(capped, false), (Rules::default(), true)] {
+            let now = Position::start(rules).unwrap();
+            let later = now.with_side_to_move(now.side_to_move(), now.ply() + 2);
+            let request =
+                |position: Position| EvalRequest { moves: position.legal_moves(), position };
+            let mut cached = CachedEvaluator::new(ByPosition, 16);
+            cached.evaluate(&[request(now)]);
+            let answer = cached.evaluate(&[request(later)]).remove(0);
+            assert_eq!(cached.hits, u64::from(later_is_a_hit), "ply cap {:?}", rules.ply_cap);
+            let expected = if later_is_a_hit { now } else { later };
+            assert_eq!(answer, ByPosition.evaluate(&[request(expected)]).remove(0));
         }
     }
 }

@@ -179,7 +179,7 @@ fn matches_pair_openings_and_reproduce() {
     let random: PlayerSpec = "random".parse().unwrap();
     let one = play_match(&random, &random, DeviceChoice::Cpu, &settings(8, 1), &|_, _| {}).unwrap();
     let two = play_match(&random, &random, DeviceChoice::Cpu, &settings(8, 2), &|_, _| {}).unwrap();
-    assert_eq!(one.games.len(), 8);
+    assert_eq!((one.games.len(), two.games.len()), (8, 8));
     assert_eq!(one.tally.games(), 8);
     for (x, y) in one.games.iter().zip(&two.games) {
         assert_eq!(

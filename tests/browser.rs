@@ -232,13 +232,10 @@ fn a_browser_plays_a_few_moves() {
             return;
         }
     };
-    let browser = match Browser::start(&chromium, &chromedriver) {
-        Ok(browser) => browser,
-        Err(reason) => {
-            say(&format!("SKIPPED browser test: {reason}"));
-            return;
-        }
-    };
+    // Found but not working is a failure, not a skip: the test would otherwise pass with the
+    // browser page broken.
+    let browser = Browser::start(&chromium, &chromedriver)
+        .unwrap_or_else(|reason| panic!("the browser was found but did not start: {reason}"));
 
     // The shipped agent at a few simulations: real, and quick.
     let spec: PlayerSpec =

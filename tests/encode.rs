@@ -1,8 +1,8 @@
 //! The encoding: move <-> index is a bijection on legal moves, and the left-right mirror
 //! commutes with encoding (planes and policy), for both colours and several board sizes, with
 //! and without stones (whose placements have a policy plane of their own); a game without a
-//! ply cap reads as the start of a capped one; a network's mirror-averaged evaluations are
-//! exactly symmetric.
+//! ply cap reads as the start of a capped one; the threat planes match what the legal moves
+//! capture and enter.
 
 mod common;
 

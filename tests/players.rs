@@ -279,9 +279,14 @@ fn limits_are_respected() {
     for mut player in searchers {
         let started = Instant::now();
         let decision = player.choose(&midgame, timed);
+        // Neither search has another limit, so only the clock can have stopped it: the bound
+        // is a guard against a search that ignores the clock, far from a measure of speed.
         let spent = started.elapsed();
-        assert!(spent < Duration::from_millis(600), "{}: 0.2 s took {spent:?}", player.name());
+        assert!(spent < Duration::from_secs(5), "{}: 0.2 s took {spent:?}", player.name());
         assert_sound(&midgame, &decision);
+        if player.name().starts_with("alphabeta") {
+            assert!(decision.depth < Some(64), "the clock stopped alphabeta: {:?}", decision.depth);
+        }
     }
     // A net player on a clock reads it after every network call (8 leaves): 10 ms is a few
     // calls of the medium agent, not a chunk of simulations. (Counted, not timed: the first

@@ -190,15 +190,19 @@ fn a_position_under_attack_searches_only_its_answers() {
 
 #[test]
 fn network_search_invariants() {
-    let net_config = NetConfig::named("tiny").unwrap();
-    let mut net = Network::new(&net_config, tch::Device::Cpu, Some(3)).unwrap();
+    // Noisy weights: a fresh network's zeroed output layers give uniform priors and value 0,
+    // which would pass the checks below whatever the network did.
+    let mut net = common::noisy_tiny_network(3, 0.1);
     let start = Position::standard();
     let moves = start.legal_moves();
     let evaluation =
         net.evaluate(&[EvalRequest { position: start, moves: moves.clone() }]).remove(0);
     assert_eq!(evaluation.priors.len(), moves.len());
     assert!((evaluation.priors.iter().sum::<f32>() - 1.0).abs() < 1e-4);
-    assert!((-1.0..=1.0).contains(&evaluation.value));
+    let (low, high) =
+        evaluation.priors.iter().fold((1.0f32, 0.0f32), |(l, h), &p| (l.min(p), h.max(p)));
+    assert!(high > 1.5 * low, "priors not uniform: {low} to {high}");
+    assert!(evaluation.value != 0.0 && (-1.0..=1.0).contains(&evaluation.value));
     let mut rng = StdRng::seed_from_u64(5);
     let mut search = Search::new(start, SearchConfig::default());
     search.run(&mut net, 200, 16, &mut rng);
@@ -271,13 +275,22 @@ fn checkpoint_round_trip_and_bad_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("net.safetensors");
     let config = NetConfig::named("tiny").unwrap();
-    let mut net = Network::new(&config, tch::Device::Cpu, Some(1)).unwrap();
+    // Noisy weights, so that a load that lost any tensor would show (a fresh network's zeroed
+    // output layers answer alike whatever its trunk holds).
+    let mut net = common::noisy_tiny_network(1, 0.1);
     let mut extra = std::collections::BTreeMap::new();
     extra.insert("generation".to_string(), "3".to_string());
     net.save(&path, &extra).unwrap();
     let (mut loaded, metadata) = Network::load(&path, tch::Device::Cpu).unwrap();
     assert_eq!(loaded.config, config);
     assert_eq!(metadata["generation"], "3");
+    let again = dir.path().join("again.safetensors");
+    loaded.save(&again, &extra).unwrap();
+    assert_eq!(
+        common::tensors(&path),
+        common::tensors(&again),
+        "every tensor survives the round trip"
+    );
     let request = vec![EvalRequest {
         position: Position::standard(),
         moves: Position::standard().legal_moves(),
