@@ -5,7 +5,8 @@
 //!
 //! What it needs: `chromium` and `chromedriver` (Debian's `chromium` and `chromium-driver`). When
 //! they are missing it installs them with apt-get (as root, or through passwordless sudo), within
-//! a time limit. When they cannot be had the test passes after printing `SKIPPED` and the reason.
+//! a time limit. When they cannot be had the test passes after printing `SKIPPED` and the reason;
+//! when they are there but the browser does not start, it fails.
 //! `EPAMINONDAS_SKIP_BROWSER=1` skips it; `EPAMINONDAS_SCREENSHOT=docs/serve.png` also saves a
 //! picture of the page mid-game (the README's screenshot is made that way).
 
@@ -232,8 +233,8 @@ fn a_browser_plays_a_few_moves() {
             return;
         }
     };
-    // Found but not working is a failure, not a skip: the test would otherwise pass with the
-    // browser page broken.
+    // A browser that is installed but does not start fails the test rather than skipping it
+    // quietly: only a machine without one skips.
     let browser = Browser::start(&chromium, &chromedriver)
         .unwrap_or_else(|reason| panic!("the browser was found but did not start: {reason}"));
 

@@ -191,7 +191,7 @@ fn a_position_under_attack_searches_only_its_answers() {
 #[test]
 fn network_search_invariants() {
     // Noisy weights: a fresh network's zeroed output layers give uniform priors and value 0,
-    // which would pass the checks below whatever the network did.
+    // which would pass the checks of the evaluation below whatever the network did.
     let mut net = common::noisy_tiny_network(3, 0.1);
     let start = Position::standard();
     let moves = start.legal_moves();
