@@ -225,6 +225,32 @@ fn a_distillation_starts_from_a_student_distilled_before() {
     );
 }
 
+/// The teacher as its own student: at step 0 it picks the teacher's move on every held-out
+/// position, and its value loss there is the teacher's own entropy (the floor, reached). Its
+/// policy loss stays above that floor: the loss spreads the student's priors over every move
+/// index, legal or not, while the labels hold only the legal moves.
+#[test]
+fn the_teacher_as_its_student_agrees_on_every_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = DistillConfig::parse(
+        &CONFIG.replace(r#"size = "tiny""#, r#"size = "small""#),
+        "test config",
+    )
+    .unwrap();
+    let recorder = Recorder::default();
+    Distillation::start_from(dir.path(), &config, &teacher(), &teacher(), None)
+        .unwrap()
+        .run(Some(1), &recorder)
+        .unwrap();
+    let started = recorder.rows.borrow()[0].clone();
+    assert_eq!(started.step, 0);
+    assert_eq!(started.top_move_agreement, 1.0, "{started:?}");
+    assert!(
+        (started.held_out_value_loss - started.teacher_value_entropy).abs() < 1e-3,
+        "{started:?}"
+    );
+}
+
 #[test]
 fn a_distillation_refuses_what_it_was_not_made_with() {
     let dir = tempfile::tempdir().unwrap();

@@ -352,9 +352,17 @@ fn a_network_agent_reports_its_winning_chance() {
     ))
     .expect("a reply");
     let p = reply.win_probability.expect("a network has an opinion");
-    assert!((0.0..=1.0).contains(&p), "{p}");
     assert_eq!(reply.state.win_probability, Some(p));
     assert_eq!(reply.nodes, 16);
+    // The same agent searching the same position alone: its value, as a chance, is what the
+    // server reports (a search at a node limit is deterministic).
+    let start = Position::start(Rules::default()).unwrap();
+    let mut twin = spec.build(epaminondas::nn::DeviceChoice::Cpu, 1).unwrap();
+    let alone = twin.choose(&start, limit);
+    assert_eq!(reply.text, start.notation(alone.mv));
+    let value = alone.value.expect("a network has an opinion");
+    assert_eq!(p, epaminondas::players::winning_chance(value));
+    assert!(p > 0.0 && p < 1.0, "a chance, not a certainty, at the first move: {p}");
 }
 
 #[test]
