@@ -356,7 +356,7 @@ fn a_network_agent_reports_its_winning_chance() {
     assert_eq!(reply.nodes, 16);
     // The same agent searching the same position alone: its value, as a chance, is what the
     // server reports (a search at a node limit is deterministic).
-    let start = Position::start(Rules::default()).unwrap();
+    let start = Position::standard();
     let mut twin = spec.build(epaminondas::nn::DeviceChoice::Cpu, 1).unwrap();
     let alone = twin.choose(&start, limit);
     assert_eq!(reply.text, start.notation(alone.mv));
