@@ -16,6 +16,20 @@ use std::path::{Path, PathBuf};
 use tch::{nn, Device, Kind, Tensor};
 use tensor_file::TensorFile;
 
+/// Runs `draw` holding libtorch's one global random generator, seeded first when `seed` is
+/// given. The generator is shared by every thread, so a seeded initialisation is reproducible
+/// only if no other thread draws between the seeding and the last draw (two networks built at
+/// once, as parallel tests and arena players do, otherwise interleave their draws).
+pub fn with_torch_generator<T>(seed: Option<u64>, draw: impl FnOnce() -> T) -> T {
+    static GENERATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A panic while drawing leaves no state behind that a later draw could trip on.
+    let _held = GENERATOR.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(seed) = seed {
+        tch::manual_seed(seed as i64);
+    }
+    draw()
+}
+
 /// Where a network runs, as the user says it.
 #[derive(
     Clone,
@@ -243,11 +257,11 @@ impl Network {
     /// runs are reproducible.
     pub fn new(config: &NetConfig, device: Device, seed: Option<u64>) -> Result<Network, NetError> {
         config.validate().map_err(NetError::Config)?;
-        if let Some(seed) = seed {
-            tch::manual_seed(seed as i64);
-        }
-        let vs = nn::VarStore::new(device);
-        let model = PolicyValueNet::new(&vs.root(), config);
+        let (vs, model) = with_torch_generator(seed, || {
+            let vs = nn::VarStore::new(device);
+            let model = PolicyValueNet::new(&vs.root(), config);
+            (vs, model)
+        });
         Ok(Network { config: config.clone(), vs, model, kind: Kind::Float, inference: false })
     }
 

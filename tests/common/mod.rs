@@ -192,17 +192,20 @@ pub fn noisy_network(
     scale: f64,
 ) -> epaminondas::nn::Network {
     let network = epaminondas::nn::Network::new(config, tch::Device::Cpu, Some(seed)).unwrap();
-    tch::no_grad(|| {
-        for (name, mut variable) in network.vs.variables() {
-            let noise = variable.randn_like() * scale;
-            // A batch norm's running variance must stay positive (noise that took one below
-            // zero made the outputs NaN in a few runs in a hundred): it is scaled instead.
-            if name.ends_with("running_var") {
-                variable.copy_(&(&variable * noise.exp()));
-                continue;
+    // Seeded again and held: tests run in parallel threads that share libtorch's generator.
+    epaminondas::nn::with_torch_generator(Some(seed.wrapping_add(1)), || {
+        tch::no_grad(|| {
+            for (name, mut variable) in network.vs.variables() {
+                let noise = variable.randn_like() * scale;
+                // A batch norm's running variance must stay positive (noise that took one below
+                // zero made the outputs NaN in a few runs in a hundred): it is scaled instead.
+                if name.ends_with("running_var") {
+                    variable.copy_(&(&variable * noise.exp()));
+                    continue;
+                }
+                variable.copy_(&(&variable + noise));
             }
-            variable.copy_(&(&variable + noise));
-        }
+        })
     });
     network
 }
