@@ -628,7 +628,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
             scope.spawn(move || pool.install(|| play.run(evaluator)));
         }
         drop(sender);
-        let mut under_way = vec![(0, 0); lane_count];
+        let mut under_way = vec![UnderWay::default(); lane_count];
         let mut outcome = Ok(());
         loop {
             if !abandoning && outcome.is_ok() && room_asked_at.elapsed() >= PROGRESS_EVERY {
@@ -636,7 +636,8 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                 abandoning = dealer.listen(room());
             }
             match events.recv_timeout(PROGRESS_EVERY) {
-                Ok(LaneEvent::Finished(game)) => {
+                Ok(LaneEvent::Finished { lane, game, under_way: rest }) => {
+                    under_way[lane] = rest;
                     if outcome.is_err() || abandoning {
                         // The generation stopped: games finished since do not count.
                         abandoned += usize::from(abandoning);
@@ -659,9 +660,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                     dealer.heard_finish();
                 }
                 Ok(LaneEvent::Dropped(games)) => abandoned += games,
-                Ok(LaneEvent::UnderWay { lane, plies, simulations }) => {
-                    under_way[lane] = (plies, simulations);
-                }
+                Ok(LaneEvent::UnderWay { lane, under_way: now }) => under_way[lane] = now,
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break, // every lane is done
             }
@@ -672,8 +671,8 @@ pub fn play_games_while<V: Evaluator + Send, E>(
                     games_done: finished_games.len(),
                     games_total: total,
                     games_to_play,
-                    plies: finished_plies + under_way.iter().map(|(p, _)| p).sum::<usize>(),
-                    simulations: simulations + under_way.iter().map(|(_, s)| s).sum::<u64>(),
+                    plies: finished_plies + under_way.iter().map(|u| u.plies).sum::<usize>(),
+                    simulations: simulations + under_way.iter().map(|u| u.simulations).sum::<u64>(),
                     seconds: started_at.elapsed().as_secs_f64(),
                     plies_per_game: if finished_here > 0 {
                         finished_plies as f64 / finished_here as f64
@@ -795,15 +794,34 @@ impl Dealer {
 
 /// What a lane tells the coordinating thread.
 enum LaneEvent {
-    Finished(Box<FinishedGame>),
+    /// A game finished, and what the lane has under way without it.
+    Finished {
+        lane: usize,
+        game: Box<FinishedGame>,
+        under_way: UnderWay,
+    },
     /// The lane stopped with this many games unfinished, dropped.
     Dropped(usize),
-    /// The plies and simulations of the lane's games under way.
     UnderWay {
         lane: usize,
-        plies: usize,
-        simulations: u64,
+        under_way: UnderWay,
     },
+}
+
+/// The plies played and simulations searched so far in a lane's games under way.
+#[derive(Clone, Copy, Debug, Default)]
+struct UnderWay {
+    plies: usize,
+    simulations: u64,
+}
+
+impl UnderWay {
+    fn of(games: &[(usize, Game)]) -> UnderWay {
+        UnderWay {
+            plies: games.iter().map(|(_, g)| g.moves.len()).sum(),
+            simulations: games.iter().map(|(_, g)| g.simulations).sum(),
+        }
+    }
 }
 
 /// One thread of self-play: its games in lockstep, their leaves in one batch to its evaluator.
@@ -850,6 +868,9 @@ impl Lane<'_> {
             }
             let finished: Vec<bool> =
                 games.par_iter_mut().map(|(_, g)| g.advance(config)).collect();
+            // What is under way once each finished game has left, told with the game: a game's
+            // plies then count once at every moment, among the finished or among those in play.
+            let mut under_way = UnderWay::of(&games);
             // Replace finished games in place, so the batch keeps its order and stays full.
             for i in (0..games.len()).rev() {
                 if !finished[i] {
@@ -860,14 +881,20 @@ impl Lane<'_> {
                     Deal::Game(next) => std::mem::replace(&mut games[i], new_game(next)),
                     Deal::Later | Deal::Nothing => games.swap_remove(i),
                 };
+                under_way.plies -= game.moves.len();
+                under_way.simulations -= game.simulations;
                 let game_simulations = game.simulations;
                 let (record, samples) = game.finish(player_name);
-                tell(LaneEvent::Finished(Box::new(FinishedGame {
-                    index,
-                    record,
-                    samples,
-                    simulations: game_simulations,
-                })));
+                tell(LaneEvent::Finished {
+                    lane: self.number,
+                    game: Box::new(FinishedGame {
+                        index,
+                        record,
+                        samples,
+                        simulations: game_simulations,
+                    }),
+                    under_way,
+                });
             }
             // Room may have grown since a place was given up.
             room_later = fill(&mut games);
@@ -876,11 +903,7 @@ impl Lane<'_> {
             }
             if reported_at.elapsed() >= LANE_REPORT_EVERY {
                 reported_at = Instant::now();
-                tell(LaneEvent::UnderWay {
-                    lane: self.number,
-                    plies: games.iter().map(|(_, g)| g.moves.len()).sum(),
-                    simulations: games.iter().map(|(_, g)| g.simulations).sum(),
-                });
+                tell(LaneEvent::UnderWay { lane: self.number, under_way: UnderWay::of(&games) });
             }
             if games.iter().all(|(_, g)| g.over(config)) {
                 continue; // fresh games may need advancing before they can search
@@ -926,6 +949,6 @@ impl Lane<'_> {
         if !games.is_empty() {
             tell(LaneEvent::Dropped(games.len()));
         }
-        tell(LaneEvent::UnderWay { lane: self.number, plies: 0, simulations: 0 });
+        tell(LaneEvent::UnderWay { lane: self.number, under_way: UnderWay::default() });
     }
 }
