@@ -27,12 +27,18 @@ fn say(text: &str) {
     let _ = writeln!(std::io::stderr(), "{text}");
 }
 
-/// The nats-server program, installed if need be; None (said) when it cannot be had.
+/// The nats-server program, installed if need be; None (said) when it cannot be had. The
+/// tests run in parallel, so the first to ask installs it and the others wait for its answer:
+/// two apt-gets at once fight over dpkg's lock, and the loser's test would be skipped.
 fn nats_server() -> Option<PathBuf> {
-    match apt::ensure(&["nats-server"], Duration::from_secs(120), || {
-        apt::find_program(&["nats-server"])
-    }) {
-        Ok(program) => Some(program),
+    static FOUND: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        apt::ensure(&["nats-server"], Duration::from_secs(120), || {
+            apt::find_program(&["nats-server"])
+        })
+    });
+    match found {
+        Ok(program) => Some(program.clone()),
         Err(problem) => {
             say(&format!("SKIPPED: the cluster tests need nats-server: {problem}"));
             None
