@@ -795,17 +795,11 @@ impl Dealer {
 /// What a lane tells the coordinating thread.
 enum LaneEvent {
     /// A game finished, and what the lane has under way without it.
-    Finished {
-        lane: usize,
-        game: Box<FinishedGame>,
-        under_way: UnderWay,
-    },
+    Finished { lane: usize, game: Box<FinishedGame>, under_way: UnderWay },
     /// The lane stopped with this many games unfinished, dropped.
     Dropped(usize),
-    UnderWay {
-        lane: usize,
-        under_way: UnderWay,
-    },
+    /// What the lane has under way now (every quarter second, and none when it ends).
+    UnderWay { lane: usize, under_way: UnderWay },
 }
 
 /// The plies played and simulations searched so far in a lane's games under way.
