@@ -192,10 +192,14 @@ pub fn noisy_network(
     scale: f64,
 ) -> epaminondas::nn::Network {
     let network = epaminondas::nn::Network::new(config, tch::Device::Cpu, Some(seed)).unwrap();
+    // The variables come in a hash map's order, which differs from map to map: the noise is
+    // drawn in their names' order, so that a seed makes one network.
+    let mut variables: Vec<_> = network.vs.variables().into_iter().collect();
+    variables.sort_by(|a, b| a.0.cmp(&b.0));
     // Seeded again and held: tests run in parallel threads that share libtorch's generator.
     epaminondas::nn::with_torch_generator(Some(seed.wrapping_add(1)), || {
         tch::no_grad(|| {
-            for (name, mut variable) in network.vs.variables() {
+            for (name, mut variable) in variables {
                 let noise = variable.randn_like() * scale;
                 // A batch norm's running variance must stay positive (noise that took one below
                 // zero made the outputs NaN in a few runs in a hundred): it is scaled instead.
