@@ -230,12 +230,12 @@ fn worker(server: &Server, name: &str) -> Program {
     Program::start(&["worker", "--cluster", &server.url(), "--name", name, "--threads", "1"], &[])
 }
 
-fn learner(server: &Server, run: &Path, generations: u32) -> Program {
+fn learner(server: &Server, config: &Path, run: &Path, generations: u32) -> Program {
     Program::start(
         &[
             "train",
             "--config",
-            smoke_config().to_str().unwrap(),
+            config.to_str().unwrap(),
             "--run",
             run.to_str().unwrap(),
             "--cluster",
@@ -254,6 +254,13 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     let generations = 12;
+    // The workers play one game at a time: a fresh network's games all run to the ply cap, so
+    // games played side by side would end together, and the moment below (some but not all of
+    // a generation's games taken) would last no time at all.
+    let config = dir.path().join("config.toml");
+    let smoke = std::fs::read_to_string(smoke_config()).unwrap();
+    assert!(smoke.contains("parallel_games = 3"), "configs/smoke.toml changed");
+    std::fs::write(&config, smoke.replace("parallel_games = 3", "parallel_games = 1")).unwrap();
 
     // A game that does not read, and one of another run, waiting before any other: refused,
     // counted, never trained on.
@@ -278,7 +285,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
 
     let mut first = worker(&server, "first");
     let second = worker(&server, "second");
-    let mut learning = learner(&server, &run, generations);
+    let mut learning = learner(&server, &config, &run, generations);
     learning.wait_until("generation 1", Duration::from_secs(120), |_| committed(&run) >= 1);
 
     // A worker killed mid-run loses only its unfinished games.
@@ -308,7 +315,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     // Restarted, it takes the generation's journal and the games it had not acknowledged, and
     // counts none of them twice.
     learning.kill();
-    let mut learning = learner(&server, &run, generations);
+    let mut learning = learner(&server, &config, &run, generations);
     let last = worker(&server, "last");
     names.push("last".into());
     let status = learning.finish(Duration::from_secs(180));
