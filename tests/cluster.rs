@@ -230,6 +230,16 @@ fn worker(server: &Server, name: &str) -> Program {
     Program::start(&["worker", "--cluster", &server.url(), "--name", name, "--threads", "1"], &[])
 }
 
+/// A worker that leaves once it has published `games` games.
+fn worker_for(server: &Server, name: &str, games: u32) -> Program {
+    let games = games.to_string();
+    let url = server.url();
+    Program::start(
+        &["worker", "--cluster", &url, "--name", name, "--threads", "1", "--games", &games],
+        &[],
+    )
+}
+
 fn learner(server: &Server, config: &Path, run: &Path, generations: u32) -> Program {
     Program::start(
         &[
@@ -294,23 +304,29 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     learning.wait_until("generation 2", Duration::from_secs(120), |_| committed(&run) >= 2);
 
     // The learner killed mid-generation, some but not all of the generation's games in its
-    // journal. Polling for that moment misses it on a fast machine (a generation takes a second),
-    // so the moment is made: the workers are killed, the learner takes what the server still
-    // holds and waits; while its journal is empty, a new worker plays until a game is taken.
+    // journal. Polling for that moment misses it (a generation takes a second), so the moment is
+    // made: the workers are killed, the learner takes what the server still holds and waits;
+    // while its journal is empty, a worker that plays one game and leaves is started.
     let mut names: Vec<String> = ["first", "second", "third"].map(String::from).to_vec();
-    let mut playing = vec![second, third];
+    drop((second, third));
     loop {
-        playing.clear(); // killed when dropped
         let (generation, taken) = settled(&run, &mut learning);
         if (1..GAMES_PER_GENERATION).contains(&taken) {
             break;
         }
         let name = format!("spare{}", names.len() - 2);
-        playing.push(worker(&server, &name));
+        let mut spare = worker_for(&server, &name, 1);
         names.push(name);
         learning.wait_until("a game taken", Duration::from_secs(120), |_| {
             progress(&run) != (generation, taken)
         });
+        let status = spare.finish(Duration::from_secs(60));
+        assert!(status.success(), "the one-game worker failed:\n{}", spare.output());
+        assert!(
+            spare.output().contains("published the games asked for (1); leaving"),
+            "{}",
+            spare.output()
+        );
     }
     // Restarted, it takes the generation's journal and the games it had not acknowledged, and
     // counts none of them twice.
@@ -322,7 +338,6 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
     assert!(status.success(), "the restarted learner failed:\n{}", learning.output());
     assert!(learning.output().contains("taken before the stop"), "{}", learning.output());
     drop(last);
-    drop(playing);
 
     // Every generation committed once, with its number of games.
     let metrics = std::fs::read_to_string(run.join("metrics.csv")).unwrap();

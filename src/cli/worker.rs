@@ -88,6 +88,10 @@ pub struct WorkerArgs {
     /// Threads for tree work and libtorch (default: every core this process may use).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Leave after publishing this many games (default: play until stopped), as a batch job
+    /// of a fixed size does.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub games: Option<u64>,
 }
 
 pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
@@ -101,8 +105,10 @@ pub fn worker(args: WorkerArgs) -> anyhow::Result<()> {
         device: args.device,
         precision: args.precision,
         threads: args.threads.map(usize::from),
+        games: args.games,
     };
-    worker::run(&options, &settings)
+    worker::run(&options, &settings);
+    Ok(())
 }
 
 /// The machine's host name, as a worker's default name.

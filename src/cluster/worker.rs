@@ -22,6 +22,8 @@ pub struct WorkerSettings {
     pub device: Option<DeviceChoice>,
     pub precision: Option<Precision>,
     pub threads: Option<usize>,
+    /// Leave after publishing this many games (none: play until stopped).
+    pub games: Option<u64>,
 }
 
 /// What the watch of new networks has seen.
@@ -36,16 +38,25 @@ enum Watched {
 /// How often a worker says where it stands.
 const REPORT_EVERY: Duration = Duration::from_secs(20);
 
-/// Runs a worker until the process is stopped, trying again after any error: a server that is
-/// down or restarting, wrong credentials (which an operator may fix while it waits), a learner
-/// not yet started.
-pub fn run(options: &ClusterOptions, settings: &WorkerSettings) -> ! {
+/// Runs a worker until the process is stopped or it has published the games it was asked for,
+/// trying again after any error: a server that is down or restarting, wrong credentials (which
+/// an operator may fix while it waits), a learner not yet started.
+pub fn run(options: &ClusterOptions, settings: &WorkerSettings) {
     // A nonce per process, so that a restarted worker's game ids never repeat its earlier ones.
     let id = format!("{}-{:08x}", settings.name, rand::random::<u32>());
     let mut published = 0;
     let mut delay = Duration::from_secs(1);
     loop {
-        let Err(error) = work(options, settings, &id, &mut published);
+        let error = match work(options, settings, &id, &mut published) {
+            Ok(()) => {
+                eprintln!(
+                    "worker {}: published the games asked for ({published}); leaving",
+                    settings.name
+                );
+                return;
+            }
+            Err(error) => error,
+        };
         let wait = if error.is_transient() { delay } else { delay.max(Duration::from_secs(30)) };
         eprintln!("worker {}: {error}; trying again in {} s", settings.name, wait.as_secs());
         std::thread::sleep(wait);
@@ -53,13 +64,14 @@ pub fn run(options: &ClusterOptions, settings: &WorkerSettings) -> ! {
     }
 }
 
-/// One connection's work: networks one after another, until something fails.
+/// One connection's work: networks one after another, until something fails or the games asked
+/// for are published.
 fn work(
     options: &ClusterOptions,
     settings: &WorkerSettings,
     id: &str,
     published: &mut u64,
-) -> Result<std::convert::Infallible, ClusterError> {
+) -> Result<(), ClusterError> {
     let cluster = Cluster::connect(options)?;
     eprintln!("worker {}: connected to {}", settings.name, cluster.url());
     cluster.announce_worker(id)?;
@@ -74,6 +86,9 @@ fn work(
     })?;
     let mut said_at = Instant::now();
     loop {
+        if settings.games.is_some_and(|games| *published >= games) {
+            return Ok(());
+        }
         let (Some(notice), Some(run)) = (cluster.newest_network()?, cluster.run()?) else {
             if said_at.elapsed() >= REPORT_EVERY {
                 said_at = Instant::now();
@@ -153,9 +168,17 @@ fn play_with(
         player_name: &player,
     };
     let start_count = *published;
+    // Counted in a cell: the room below reads it while each finished game adds to it.
+    let count = std::cell::Cell::new(*published);
     // A new game starts while the network is the newest and the learner needs games: this
-    // worker's share of those it still takes, among the workers present.
+    // worker's share of those it still takes, among the workers present, and never more than
+    // the games it was asked for.
     let enough = backlog_limit(config);
+    let left = || {
+        settings.games.map_or(usize::MAX, |games| {
+            usize::try_from(games.saturating_sub(count.get())).unwrap_or(usize::MAX)
+        })
+    };
     let room = || {
         // A copy, the lock let go before the server is asked: the watch takes the lock on the
         // connection's one thread, which the server's answer needs, so asking while holding it
@@ -172,11 +195,11 @@ fn play_with(
             Watched::Notice(_) => {}
             Watched::Nothing | Watched::Ended => return Room::Games(0),
         }
-        let Ok(games) = cluster.games_in_stream() else { return Room::Games(usize::MAX) };
+        let Ok(games) = cluster.games_in_stream() else { return Room::Games(left()) };
         let workers = cluster.workers_present().unwrap_or(1).max(1);
-        Room::Games(
-            usize::try_from(enough.saturating_sub(games).div_ceil(workers)).unwrap_or(usize::MAX),
-        )
+        let share =
+            usize::try_from(enough.saturating_sub(games).div_ceil(workers)).unwrap_or(usize::MAX);
+        Room::Games(share.min(left()))
     };
     let started_at = Instant::now();
     let mut reported_at = Instant::now();
@@ -185,7 +208,7 @@ fn play_with(
             header: GameHeader {
                 run: notice.run.clone(),
                 worker: id.to_string(),
-                serial: *published,
+                serial: count.get(),
                 network: notice.version,
                 simulations: game.simulations,
                 seconds: started_at.elapsed().as_secs_f64(),
@@ -194,7 +217,7 @@ fn play_with(
             samples: game.samples.clone(),
         };
         publish(cluster, &message, &settings.name);
-        *published += 1;
+        count.set(count.get() + 1);
         Ok(())
     };
     let mut on_progress = |progress: &SelfPlayProgress| {
@@ -216,7 +239,9 @@ fn play_with(
         &room,
         &mut on_game,
         &mut on_progress,
-    )?;
+    );
+    *published = count.get();
+    let output = output?;
     if output.stats.abandoned > 0 {
         eprintln!(
             "worker {}: abandoned {} games of network {} under way: the learner no longer takes them",
