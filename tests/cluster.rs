@@ -227,17 +227,15 @@ fn settled(run: &Path, learning: &mut Program) -> (u32, usize) {
 }
 
 fn worker(server: &Server, name: &str) -> Program {
-    Program::start(&["worker", "--cluster", &server.url(), "--name", name, "--threads", "1"], &[])
+    worker_with(server, name, &[])
 }
 
-/// A worker that leaves once it has published `games` games.
-fn worker_for(server: &Server, name: &str, games: u32) -> Program {
-    let games = games.to_string();
+/// A worker with `more` flags after the usual ones.
+fn worker_with(server: &Server, name: &str, more: &[&str]) -> Program {
     let url = server.url();
-    Program::start(
-        &["worker", "--cluster", &url, "--name", name, "--threads", "1", "--games", &games],
-        &[],
-    )
+    let mut args = vec!["worker", "--cluster", &url, "--name", name, "--threads", "1"];
+    args.extend_from_slice(more);
+    Program::start(&args, &[])
 }
 
 fn learner(server: &Server, config: &Path, run: &Path, generations: u32) -> Program {
@@ -315,7 +313,7 @@ fn a_learner_and_two_workers_lose_nothing_and_count_nothing_twice_when_killed() 
             break;
         }
         let name = format!("spare{}", names.len() - 2);
-        let mut spare = worker_for(&server, &name, 1);
+        let mut spare = worker_with(&server, &name, &["--games", "1"]);
         names.push(name);
         learning.wait_until("a game taken", Duration::from_secs(120), |_| {
             progress(&run) != (generation, taken)
