@@ -370,7 +370,7 @@ impl Default for ReplayConfig {
     fn default() -> ReplayConfig {
         ReplayConfig {
             min_window: 20_000,
-            max_window: 80_000,
+            max_window: 250_000,
             window_exponent: 0.75,
             max_sample_reuse: 12.0,
             records: Vec::new(),
