@@ -423,7 +423,7 @@ impl Default for TrainingConfig {
             optimizer: OptimizerKind::AdamW,
             momentum: 0.9,
             weight_decay: 1e-4,
-            learning_rate: vec![(0, 0.002), (100, 0.001), (300, 0.0005)],
+            learning_rate: vec![(0, 0.002), (100, 0.001), (155, 0.0005)],
             value_loss_weight: 1.0,
             max_grad_norm: 10.0,
             mirror_augmentation: true,
