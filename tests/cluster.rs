@@ -46,8 +46,10 @@ fn nats_server() -> Option<PathBuf> {
     }
 }
 
-/// A nats-server with JetStream on a free local port, its store in a folder of its own; it is
-/// killed when dropped.
+/// A nats-server with JetStream on a local port of its own choosing, its store in a folder of
+/// its own; it is killed when dropped. The server picks the port itself (`-p -1`) and names it
+/// in its log: a port the test found free and handed over could be taken by another test's
+/// server in between, and this test would then talk to that one until it went away.
 struct Server {
     process: Child,
     port: u16,
@@ -57,15 +59,28 @@ struct Server {
 impl Server {
     fn start(program: &Path, extra: &[&str]) -> Server {
         let store = tempfile::tempdir().unwrap();
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let process = Command::new(program)
-            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        let mut process = Command::new(program)
+            .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
             .arg(store.path())
             .args(extra)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        let log = process.stderr.take().unwrap();
+        // Reads the log to its end, so that the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            const LISTENING: &str = "Listening for client connections on 127.0.0.1:";
+            for line in BufReader::new(log).lines().map_while(Result::ok) {
+                if let Some(port) = line.split_once(LISTENING).and_then(|(_, p)| p.parse().ok()) {
+                    let _ = port_tx.send(port);
+                }
+            }
+        });
+        let port: u16 = port_rx
+            .recv_timeout(Duration::from_secs(15))
+            .expect("nats-server named no client port in its log within 15 s");
         let ready = Instant::now() + Duration::from_secs(15);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < ready, "nats-server did not listen on port {port}");
