@@ -51,10 +51,13 @@ pub struct BoardStage {
     pub height: u8,
     /// The board's ply cap.
     pub ply_cap: u16,
-    /// The stage's own `[search] draw_value` and `[selfplay] stall_plies` (0: never), where
-    /// its games want other settings than the large board's; left out, those sections'.
+    /// The stage's own `[search] draw_value` and `forced_playouts` and `[selfplay]
+    /// stall_plies` (0: never), where its games want other settings than the large board's;
+    /// left out, those sections'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draw_value: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced_playouts: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_plies: Option<u16>,
 }
@@ -98,6 +101,7 @@ impl Default for Config {
                 height: 8,
                 ply_cap: 150,
                 draw_value: Some(0.0),
+                forced_playouts: Some(2.0),
                 stall_plies: Some(0),
             }],
         }
@@ -700,11 +704,12 @@ impl Config {
     }
 
     /// The search self-play of generation `generation` uses: `[search]`, with its curriculum
-    /// stage's draw value.
+    /// stage's draw value and forced playouts.
     pub fn search_for(&self, generation: u32) -> SearchConfig {
         let mut search = self.search.clone();
-        if let Some(draw_value) = self.stage(generation).and_then(|stage| stage.draw_value) {
-            search.draw_value = draw_value;
+        if let Some(stage) = self.stage(generation) {
+            search.draw_value = stage.draw_value.unwrap_or(search.draw_value);
+            search.forced_playouts = stage.forced_playouts.unwrap_or(search.forced_playouts);
         }
         search
     }
@@ -811,6 +816,12 @@ impl Config {
             if stage.draw_value.is_some_and(|d| !(-1.0..=1.0).contains(&d)) {
                 return invalid(format!(
                     "curriculum stage until {}: draw_value must be in [-1, 1]",
+                    stage.until
+                ));
+            }
+            if let Some(k) = stage.forced_playouts.filter(|k| !(*k >= 0.0 && k.is_finite())) {
+                return invalid(format!(
+                    "curriculum stage until {}: forced_playouts must be a number >= 0 (0 is off), not {k}",
                     stage.until
                 ));
             }

@@ -16,7 +16,15 @@ const STAGES: &str = "[[curriculum]]\nuntil = 1\nwidth = 8\nheight = 8\nply_cap 
 
 /// A stage of the board only, with the large board's settings.
 fn stage(until: u32, width: u8, height: u8, ply_cap: u16) -> BoardStage {
-    BoardStage { until, width, height, ply_cap, draw_value: None, stall_plies: None }
+    BoardStage {
+        until,
+        width,
+        height,
+        ply_cap,
+        draw_value: None,
+        forced_playouts: None,
+        stall_plies: None,
+    }
 }
 
 #[test]
@@ -45,6 +53,7 @@ fn each_generation_plays_on_its_stages_board() {
             height: 8,
             ply_cap: 150,
             draw_value: Some(0.0),
+            forced_playouts: Some(2.0),
             stall_plies: Some(0)
         }]
     );
@@ -52,24 +61,32 @@ fn each_generation_plays_on_its_stages_board() {
     assert_eq!(Config::parse(&smoke().to_toml(), "saved").unwrap(), smoke());
 }
 
-/// A stage may set its own draw value and quiet-game stop; left out, the large board's hold.
-/// The default recipe plays 8x8 without either and 14x12 with both.
+/// A stage may set its own draw value, forced playouts and quiet-game stop; left out, the large
+/// board's hold. The default recipe plays 8x8 with forced playouts and without draw contempt or
+/// the quiet-game stop, and 14x12 the other way round.
 #[test]
-fn a_stage_may_have_its_own_draw_value_and_quiet_game_stop() {
+fn a_stage_may_have_its_own_draw_value_forced_playouts_and_quiet_game_stop() {
     let config = Config::default();
-    let settings = |g: u32| (config.search_for(g).draw_value, config.selfplay_for(g).stall_plies);
-    assert_eq!(settings(1), (0.0, 0));
-    assert_eq!(settings(32), (0.0, 0));
-    assert_eq!(settings(33), (-0.7, 60));
+    let settings = |g: u32| {
+        let search = config.search_for(g);
+        (search.draw_value, search.forced_playouts, config.selfplay_for(g).stall_plies)
+    };
+    assert_eq!(settings(1), (0.0, 2.0, 0));
+    assert_eq!(settings(32), (0.0, 2.0, 0));
+    assert_eq!(settings(33), (-0.7, 0.0, 60));
     assert_eq!(config.search_for(33), config.search);
-    let text = format!("{STAGES}draw_value = -0.2\n");
+    let text = format!("{STAGES}draw_value = -0.2\nforced_playouts = 1.5\n");
     let config = Config::parse(&text, "x").unwrap();
     assert_eq!(config.search_for(1).draw_value, -0.7, "the first stage keeps [search]'s");
+    assert_eq!(config.search_for(1).forced_playouts, 0.0);
     assert_eq!(config.search_for(2).draw_value, -0.2);
+    assert_eq!(config.search_for(2).forced_playouts, 1.5);
     assert_eq!(config.selfplay_for(2).stall_plies, 60);
     assert_eq!(Config::parse(&config.to_toml(), "saved").unwrap(), config);
     let error = Config::parse(&format!("{STAGES}draw_value = 2.0\n"), "x").unwrap_err();
     assert!(error.to_string().contains("draw_value"), "{error}");
+    let error = Config::parse(&format!("{STAGES}forced_playouts = -1.0\n"), "x").unwrap_err();
+    assert!(error.to_string().contains("forced_playouts"), "{error}");
 }
 
 #[test]

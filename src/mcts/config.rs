@@ -60,11 +60,13 @@ pub struct SearchConfig {
     /// `[search]` that leaves it out gets [`SELF_PLAY_DRAW_VALUE`].
     #[serde(default = "self_play_draw_value")]
     pub draw_value: f32,
-    /// KataGo's forced playouts (default k = 2, 0 is off), for searches whose root has noise
-    /// (self-play's full searches; players have none). A root move that has been visited gets
-    /// at least `sqrt(k * prior * root visits)` visits, so a move the noise favoured is searched
-    /// enough to show whether it is good; [`crate::mcts::Search::policy_target`] takes those
-    /// visits back out of the target.
+    /// KataGo's forced playouts (default 0, off), for searches whose root has noise
+    /// (self-play's full searches; players have none). With k above 0 a root move that has
+    /// been visited gets at least `sqrt(k * prior * root visits)` visits, so a move the noise
+    /// favoured is searched enough to show whether it is good;
+    /// [`crate::mcts::Search::policy_target`] takes those visits back out of the target. The
+    /// recipe uses k = 2 on its 8x8 stage only: on 14x12 the pruned targets cost the network
+    /// its score against alphabeta (docs/methods.md).
     pub forced_playouts: f32,
 }
 
@@ -85,7 +87,7 @@ impl Default for SearchConfig {
             reuse_tree: true,
             forced_results: true,
             draw_value: 0.0,
-            forced_playouts: 2.0,
+            forced_playouts: 0.0,
         }
     }
 }
