@@ -809,22 +809,13 @@ impl Config {
                     stage.until
                 ));
             }
-            let rules = self.rules_for(stage.until);
-            rules.validate().map_err(|e| {
+            // The stage's board and its search as self-play will use them, checked as
+            // [rules] and [search] are.
+            let in_stage = |e: &dyn std::fmt::Display| {
                 ConfigError::Invalid(format!("curriculum stage until {}: {e}", stage.until))
-            })?;
-            if stage.draw_value.is_some_and(|d| !(-1.0..=1.0).contains(&d)) {
-                return invalid(format!(
-                    "curriculum stage until {}: draw_value must be in [-1, 1]",
-                    stage.until
-                ));
-            }
-            if let Some(k) = stage.forced_playouts.filter(|k| !(*k >= 0.0 && k.is_finite())) {
-                return invalid(format!(
-                    "curriculum stage until {}: forced_playouts must be a number >= 0 (0 is off), not {k}",
-                    stage.until
-                ));
-            }
+            };
+            self.rules_for(stage.until).validate().map_err(|e| in_stage(&e))?;
+            self.search_for(stage.until).validate().map_err(|e| in_stage(&e))?;
         }
         let learns_from_matches = self.matches.as_ref().is_some_and(|m| m.learn);
         match (r.records.is_empty() && !learns_from_matches, r.records_share > 0.0) {
