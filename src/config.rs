@@ -257,6 +257,15 @@ pub struct SelfPlayConfig {
 /// The most generations a cluster's game may lag the newest network (a run has a few hundred).
 pub const MAX_NETWORK_AGE: u32 = 1000;
 
+/// The most games in lockstep (a GPU is filled by a few thousand).
+pub const MAX_PARALLEL_GAMES: usize = 100_000;
+/// The most leaves a game gathers a round (a net player's `leaves=` takes as many).
+pub const MAX_LEAVES_PER_GAME: usize = 256;
+/// The most self-play lanes (one a thread, and `run.threads` is at most 256).
+pub const MAX_LANES: usize = 256;
+/// The largest training batch.
+pub const MAX_BATCH_SIZE: usize = 65_536;
+
 impl SelfPlayConfig {
     /// The lanes self-play runs with `threads` threads: `lanes`, or for 0 one per thread; never
     /// more than `parallel_games`, so that each lane has a game.
@@ -752,6 +761,17 @@ impl Config {
         let s = &self.selfplay;
         if s.games_per_generation == 0 || s.parallel_games == 0 || s.leaves_per_game == 0 {
             return invalid("selfplay.games_per_generation, parallel_games and leaves_per_game must be at least 1".into());
+        }
+        // Sizes the program allocates for up front: beyond these a typo would abort it.
+        for (key, value, most) in [
+            ("selfplay.parallel_games", s.parallel_games, MAX_PARALLEL_GAMES),
+            ("selfplay.leaves_per_game", s.leaves_per_game, MAX_LEAVES_PER_GAME),
+            ("selfplay.lanes", s.lanes, MAX_LANES),
+            ("training.batch_size", self.training.batch_size, MAX_BATCH_SIZE),
+        ] {
+            if value > most {
+                return invalid(format!("{key} must be at most {most}, not {value}"));
+            }
         }
         if s.max_network_age > MAX_NETWORK_AGE {
             return invalid(format!(

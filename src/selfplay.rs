@@ -460,13 +460,14 @@ impl SelfPlayProgress {
 
     /// The time the generation has left at the pace so far, once a ply has been played; None
     /// while games remain that have already played more plies than expected of all of them
-    /// (there is no saying how much longer they will take).
-    pub fn seconds_left(&self) -> Option<f64> {
+    /// (there is no saying how much longer they will take), and where the expected length
+    /// gives no time a duration holds (a run's metrics.csv may say anything of its last games).
+    pub fn time_left(&self) -> Option<Duration> {
         let expected = self.games_to_play as f64 * self.plies_per_game;
         let plies_left = expected - self.plies as f64;
         let unknown = plies_left <= 0.0 && self.games_done < self.games_total;
-        (self.plies > 0 && !unknown)
-            .then(|| (self.seconds / self.plies as f64 * plies_left).max(0.0))
+        let seconds = (self.seconds / self.plies as f64 * plies_left).max(0.0);
+        (self.plies > 0 && !unknown).then(|| Duration::try_from_secs_f64(seconds).ok()).flatten()
     }
 }
 

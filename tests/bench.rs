@@ -130,3 +130,23 @@ fn the_limit_shrinks_its_matrices_only_where_a_product_would_be_slow() {
     assert_eq!(product_side(8192, 256, 0.00001), 8192);
     assert_eq!(product_side(128, 128, 10.0), 128, "never below the probe");
 }
+
+/// Sizes the commands would allocate for up front, or loop on, are refused by name.
+#[test]
+fn bench_and_perft_refuse_sizes_out_of_range() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml");
+    for (args, named) in [
+        (vec!["bench", "--config", config, "--games", "0"], "--games"),
+        (vec!["bench", "--config", config, "--perft-depth", "4000000000"], "--perft-depth"),
+        (vec!["bench", "--config", config, "--batches", "1,100000000"], "--batches"),
+        (vec!["perft", "--depth", "4000000000"], "--depth"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.code().is_some_and(|code| code != 0) && stderr.contains(named),
+            "{args:?}: {:?} {stderr}",
+            output.status
+        );
+    }
+}

@@ -774,6 +774,30 @@ fn metrics_generations_safe(dir: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// A config given to a run that it cannot resume with (here another optimiser than its saved
+/// state's) is refused and leaves the stored config as it was; one it resumes with is stored.
+#[test]
+fn a_config_the_run_cannot_resume_with_leaves_the_stored_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    Run::open(&run_dir, Some(smoke())).unwrap().train(Some(1), &Silent).unwrap();
+    let stored = || std::fs::read_to_string(run_dir.join("config.toml")).unwrap();
+    let before = stored();
+    let mut sgd = smoke();
+    sgd.training.optimizer = OptimizerKind::Sgd;
+    let error = Run::open(&run_dir, Some(sgd)).unwrap().train(Some(2), &Silent).unwrap_err();
+    assert!(error.to_string().contains("AdamW state"), "{error}");
+    assert_eq!(stored(), before, "the refused config was stored");
+    Run::open(&run_dir, None).unwrap().train(Some(2), &Silent).unwrap();
+    let mut longer = smoke();
+    longer.training.steps_per_generation = 5;
+    Run::open(&run_dir, Some(longer)).unwrap().train(Some(3), &Silent).unwrap();
+    assert_eq!(
+        Config::load(&run_dir.join("config.toml")).unwrap().training.steps_per_generation,
+        5
+    );
+}
+
 #[test]
 fn bad_configs_are_named() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
@@ -804,6 +828,16 @@ fn bad_configs_are_named() {
     );
     assert_ne!(age, text);
     assert!(Config::parse(&age, "x.toml").unwrap_err().to_string().contains("max_network_age"));
+    // Sizes allocated up front are bounded, so that a typo is an error and not an abort.
+    for key in ["parallel_games", "leaves_per_game", "lanes", "batch_size"] {
+        let line = format!("{key} = 9223372036854775807");
+        let huge = match text.lines().find(|l| l.starts_with(&format!("{key} ="))) {
+            Some(given) => text.replace(given, &line),
+            None => text.replace("[selfplay]", &format!("[selfplay]\n{line}")),
+        };
+        let error = Config::parse(&huge, "x.toml").unwrap_err().to_string();
+        assert!(error.contains(key) && error.contains("at most"), "{key}: {error}");
+    }
     let share = text.replace("[training]", "[training]\nsearch_value_share = 1.5");
     assert!(Config::parse(&share, "x.toml")
         .unwrap_err()
@@ -1144,18 +1178,26 @@ fn selfplay_reports_its_progress_while_games_are_under_way() {
     if first.games_done == 0 {
         assert_eq!(first.plies_per_game, 40.0, "no game has ended: the ply cap");
     }
-    let left = first.seconds_left().unwrap();
+    let left = first.time_left().unwrap().as_secs_f64();
     let expected =
         first.seconds / first.plies as f64 * (4.0 * first.plies_per_game - first.plies as f64);
-    assert!((left - expected).abs() < 1e-9 && left > 0.0, "{left} against {expected}");
+    assert!((left - expected).abs() < 1e-6 && left > 0.0, "{left} against {expected}");
     assert!(
         (first.simulations_per_second() - first.simulations as f64 / first.seconds).abs() < 1e-9
     );
     // Games still under way that have played more than all were expected to: no estimate
     // rather than "nothing left"; once every game is done, nothing is.
     let outlived = SelfPlayProgress { games_done: 1, plies: 170, plies_per_game: 40.0, ..first };
-    assert_eq!(outlived.seconds_left(), None);
-    assert_eq!(SelfPlayProgress { games_done: 4, ..outlived }.seconds_left(), Some(0.0));
+    assert_eq!(outlived.time_left(), None);
+    assert_eq!(
+        SelfPlayProgress { games_done: 4, ..outlived }.time_left(),
+        Some(std::time::Duration::ZERO)
+    );
+    // An expected length no duration holds (a resumed run's metrics.csv may say anything):
+    // no estimate.
+    for length in [f64::INFINITY, 1e300] {
+        assert_eq!(SelfPlayProgress { plies_per_game: length, ..first }.time_left(), None);
+    }
 }
 
 #[test]

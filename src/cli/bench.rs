@@ -19,13 +19,13 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128,256")]
     pub batches: Vec<usize>,
     /// Self-play games to time (default: the config's games per generation).
-    #[arg(long)]
-    pub games: Option<usize>,
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub games: Option<u32>,
     /// Seconds per throughput measurement.
     #[arg(long, default_value_t = 3.0, value_parser = super::positive_number)]
     pub seconds: f64,
     /// Depth of the move-generation count (perft) from the start position.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=super::MAX_PERFT_DEPTH))]
     pub perft_depth: u32,
     /// Where the table goes as CSV.
     #[arg(long, default_value = "bench.csv")]
@@ -63,8 +63,9 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         anyhow::ensure!(cap > 0, "--ply-cap must be at least 1: self-play games must end");
         config.rules.ply_cap = Some(cap);
     }
-    if args.batches.contains(&0) {
-        anyhow::bail!("--batches must all be at least 1");
+    let most = crate::config::MAX_BATCH_SIZE;
+    if let Some(batch) = args.batches.iter().find(|&&batch| batch == 0 || batch > most) {
+        anyhow::bail!("--batches must each be 1..={most}, not {batch}");
     }
     let device = config.run.device.resolve()?;
     configure_threads(config.run.threads());
@@ -89,7 +90,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
         print_row(&row);
         rows.push(row);
     };
-    let games = args.games.unwrap_or(config.selfplay.games_per_generation);
+    let games = args.games.map_or(config.selfplay.games_per_generation, |games| games as usize);
     if args.contended {
         for row in bench::contended_rows(&network, &config, games)? {
             emit(row);

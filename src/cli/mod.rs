@@ -89,6 +89,10 @@ pub struct PlotArgs {
     pub yardstick: Option<std::path::PathBuf>,
 }
 
+/// The deepest move-generation count `perft` and `bench` take: the count grows about 30-fold a
+/// ply, and the search keeps a move list for each ply.
+pub const MAX_PERFT_DEPTH: i64 = 20;
+
 /// A CSV table built in memory (`csv::Writer::from_writer(Vec::new())`), written to `path`
 /// atomically: a table being rewritten is never seen, or left, half written.
 pub fn save_csv(path: &std::path::Path, table: csv::Writer<Vec<u8>>) -> anyhow::Result<()> {

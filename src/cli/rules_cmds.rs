@@ -55,7 +55,7 @@ impl PositionArgs {
 #[derive(Args, Debug)]
 pub struct PerftArgs {
     /// Plies to search.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=super::MAX_PERFT_DEPTH))]
     pub depth: u32,
     /// Print the count under each first move too.
     #[arg(long)]

@@ -11,7 +11,6 @@ use crate::selfplay::SelfPlayProgress;
 use clap::Args;
 use std::cell::RefCell;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct TrainArgs {
@@ -115,9 +114,9 @@ impl Observer for Progress {
                 self.label.borrow(),
                 p.plies,
                 p.simulations_per_second(),
-                p.seconds_left().map_or(String::new(), |left| format!(
+                p.time_left().map_or(String::new(), |left| format!(
                     ", about {} left",
-                    indicatif::HumanDuration(Duration::from_secs_f64(left))
+                    indicatif::HumanDuration(left)
                 ))
             ));
         }

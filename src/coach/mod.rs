@@ -294,6 +294,10 @@ pub struct Run {
     pub state: RunState,
     metrics: Vec<MetricsRow>,
     opponents: Vec<OpponentRow>,
+    /// The config [`Run::open`] was given for an existing run, as TOML, where it differs from
+    /// the stored one: stored once the run has resumed with it, so that a config the run cannot
+    /// resume with (another optimiser, a missing records file) leaves the stored one as it was.
+    unstored_config: Option<String>,
 }
 
 pub fn checkpoint_path(dir: &Path, generation: u32) -> PathBuf {
@@ -388,7 +392,8 @@ struct Trained {
 
 impl Run {
     /// Opens `dir`, creating the run from `config` if it holds none; an existing run resumes
-    /// with its stored config (a given config must agree on the rules and network).
+    /// with its stored config, or with a given one that agrees with it on the rules and network
+    /// (stored in its place once training has resumed with it).
     pub fn open(dir: &Path, config: Option<Config>) -> Result<Run, RunError> {
         let config_path = dir.join("config.toml");
         let state_path = dir.join("state.json");
@@ -415,8 +420,16 @@ impl Run {
                 }
                 let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
                 let opponents = read_opponents(&dir.join("opponents.csv"), state.generation)?;
-                write_file(&config_path, config.to_toml().as_bytes())?;
-                return Ok(Run { dir: dir.to_path_buf(), config, state, metrics, opponents });
+                let toml = config.to_toml();
+                let unstored_config = (toml != stored.to_toml()).then_some(toml);
+                return Ok(Run {
+                    dir: dir.to_path_buf(),
+                    config,
+                    state,
+                    metrics,
+                    opponents,
+                    unstored_config,
+                });
             }
             // Created but not initialised (killed during creation): start it again, unless it
             // holds later work (`refuse_started`).
@@ -546,6 +559,7 @@ impl Run {
             state,
             metrics: Vec::new(),
             opponents: Vec::new(),
+            unstored_config: None,
         })
     }
 
@@ -606,6 +620,7 @@ impl Run {
             state,
             metrics: Vec::new(),
             opponents: Vec::new(),
+            unstored_config: None,
         };
         run.write_state()?;
         Ok(run)
@@ -644,6 +659,9 @@ impl Run {
         let mut until = until.into();
         until.generations = until.generations.or(self.config.run.generations);
         let mut learner = self.resume(observer)?;
+        if let Some(toml) = self.unstored_config.take() {
+            write_file(&self.dir.join("config.toml"), toml.as_bytes())?;
+        }
         if let Some(reached) = until.reached(&self.state) {
             observer.message(&format!("run already has {reached}"));
         }
