@@ -5,6 +5,7 @@
 //! browser and in the docs.
 
 use crate::arena::elo::Tally;
+use crate::arena::yardstick::{read_table, YardstickRow};
 use crate::coach::matches::{read_rows, MatchRow};
 use crate::coach::rating::{read_ratings, RatingRow};
 use crate::coach::{read_metrics, read_opponents, MetricsRow, OpponentRow, RunError};
@@ -457,17 +458,6 @@ fn elo_panel(
     Ok(())
 }
 
-/// One row of a yardstick file: a checkpoint of the run against one opponent, in
-/// `epaminondas match` (the score is the checkpoint's).
-#[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
-pub struct YardstickRow {
-    pub generation: u32,
-    pub opponent: String,
-    pub wins: u32,
-    pub draws: u32,
-    pub losses: u32,
-}
-
 /// Why a yardstick picture could not be drawn.
 #[derive(Debug, thiserror::Error)]
 pub enum YardstickError {
@@ -488,8 +478,7 @@ pub fn plot_yardstick(
     out: Option<&Path>,
 ) -> Result<PathBuf, YardstickError> {
     let metrics = read_metrics(&run.join("metrics.csv"), u32::MAX).map_err(PlotError::from)?;
-    let rows: Vec<YardstickRow> =
-        crate::coach::files::read_csv(scores, |_| true).map_err(PlotError::from)?;
+    let rows: Vec<YardstickRow> = read_table(scores).map_err(PlotError::from)?;
     if rows.is_empty() {
         return Err(YardstickError::Empty { path: scores.to_path_buf() });
     }
@@ -507,7 +496,7 @@ pub fn plot_yardstick(
                 }
             },
         };
-        let tally = Tally { wins: row.wins, draws: row.draws, losses: row.losses };
+        let tally = row.tally();
         let (low, high) = tally.score_interval();
         points.push((
             row.opponent.as_str(),

@@ -617,3 +617,120 @@ fn shipped_records_tally_and_compare_as_the_docs_say() {
     let (ok, out) = run(&[Path::new("compare"), &student(13), &teacher(13), &student(14)]);
     assert!(!ok && out.contains("in pairs"), "{out}");
 }
+
+/// `yardstick` plays a run's newest checkpoint at each asked hour of training against each
+/// opponent, keeps the games under the run, goes on from an interrupted match's games, never
+/// plays a finished match again, and says which hours the run has not trained yet.
+#[test]
+fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
+    use epaminondas::arena::yardstick::{read_table, YardstickRow};
+    use epaminondas::coach::{read_metrics, Run, Silent};
+    use epaminondas::config::Config;
+    use std::path::Path;
+
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let smoke = Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")))
+        .unwrap();
+    Run::open(&run_dir, Some(smoke)).unwrap().train(Some(2), &Silent).unwrap();
+    let metrics = read_metrics(&run_dir.join("metrics.csv"), u32::MAX).unwrap();
+    let first = metrics[0].wall_seconds / 3600.0;
+    // Half the first generation's time stands for the untrained network, a hair past it for
+    // generation 1; 1,000 hours the run has not trained.
+    let hours = format!("{},{},1000", first / 2.0, first * 1.0001);
+    let yardstick = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+            .args(["yardstick", run_dir.to_str().unwrap(), "--hours", &hours])
+            .args(["--opponents", "random,greedy", "--time", "0.01", "--games", "2"])
+            .args(["--seed", "3", "--parallel", "1", "--device", "cpu"])
+            .output()
+            .unwrap()
+    };
+    let output = yardstick();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    );
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert!(stderr.contains("not yet 1000"), "{stderr}");
+    let table = run_dir.join("yardstick.csv");
+    let rows = read_table(&table).unwrap();
+    let measured: Vec<(u32, &str, u32)> =
+        rows.iter().map(|r| (r.generation, r.opponent.as_str(), r.tally().games())).collect();
+    assert_eq!(
+        measured,
+        [
+            (0, "random at 0.01 s", 2),
+            (0, "greedy at 0.01 s", 2),
+            (1, "random at 0.01 s", 2),
+            (1, "greedy at 0.01 s", 2),
+        ]
+    );
+    assert!(run_dir.join("plots/scores.svg").exists());
+    let records = run_dir.join("yardstick/gen-000001-vs-greedy-0.01s-seed3.txt");
+    let games = GameRecord::parse_all(&std::fs::read_to_string(&records).unwrap()).unwrap();
+    assert_eq!(games.len(), 2);
+    let checkpoint = "gen-000001.safetensors";
+    assert!(games.iter().all(|g| g.white.ends_with(checkpoint) || g.black.ends_with(checkpoint)));
+
+    // Again: every match is finished, so nothing is played and nothing changes.
+    let before = std::fs::read_to_string(&records).unwrap();
+    assert!(yardstick().status.success());
+    assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
+    assert_eq!(read_table(&table).unwrap(), rows);
+
+    // A match cut short after its first game goes on from it, and its row is replaced.
+    std::fs::write(&records, format!("{}\n", games[0])).unwrap();
+    let mut stale = rows.clone();
+    stale[3] = YardstickRow { wins: 0, draws: 0, losses: 1, ..rows[3].clone() };
+    epaminondas::arena::yardstick::record(&table, stale[3].clone()).unwrap();
+    let output = yardstick();
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("1 of 2 games played"));
+    let resumed = GameRecord::parse_all(&std::fs::read_to_string(&records).unwrap()).unwrap();
+    assert_eq!(resumed.len(), 2);
+    assert_eq!(resumed[0], games[0]);
+    let rows_after = read_table(&table).unwrap();
+    assert_eq!(rows_after.len(), 4);
+    assert_eq!(rows_after[3].tally().games(), 2);
+
+    // Not a run, and no games: named.
+    let refused = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+            .arg("yardstick")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let not_a_run = refused(&[dir.path().to_str().unwrap(), "--device", "cpu"]);
+    assert!(not_a_run.contains("is not a training run"), "{not_a_run}");
+    let no_games = refused(&[run_dir.to_str().unwrap(), "--games", "0"]);
+    assert!(no_games.contains("--games"), "{no_games}");
+}
+
+/// The checkpoint that stands for an hour of training is the newest one finished by then.
+#[test]
+fn yardstick_picks_the_newest_checkpoint_finished_by_each_hour() {
+    use epaminondas::arena::yardstick::generation_at;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("metrics.csv");
+    let mut csv = String::from(
+        "generation,games,positions,samples,mean_game_length,white_wins,black_wins,draws,policy_loss,value_loss,policy_entropy,value_accuracy,grad_norm,elo,elo_error,selfplay_sims_per_second,train_samples_per_second,train_steps,learning_rate,window,total_games,total_positions,wall_seconds\n",
+    );
+    for (generation, wall_seconds) in
+        [(1, 1800.0), (2, 3600.0), (3, 5000.0), (4, 7300.0), (5, 9000.0)]
+    {
+        csv += &format!("{generation},64,6000,1500,95,30,30,4,2.2,0.7,2.2,0.7,1,,,9000,1900,72,0.001,100000,64,6000,{wall_seconds}\n");
+    }
+    std::fs::write(&path, csv).unwrap();
+    let metrics = epaminondas::coach::read_metrics(&path, u32::MAX).unwrap();
+    assert_eq!(generation_at(&metrics, 0.25), Some(0));
+    assert_eq!(generation_at(&metrics, 1.0), Some(2));
+    assert_eq!(generation_at(&metrics, 2.0), Some(3));
+    assert_eq!(generation_at(&metrics, 2.1), Some(4));
+    assert_eq!(generation_at(&metrics, 2.5), Some(5));
+    assert_eq!(generation_at(&metrics, 2.6), None, "the run has trained 2.5 hours");
+    assert_eq!(generation_at(&[], 0.1), None);
+}

@@ -1,10 +1,12 @@
 //! Matches between players: varied openings played with both colours, games in parallel,
 //! results as Elo with an interval, optional early stopping by SPRT, and a match cut short
-//! continued from its records; round-robin tournaments with maximum-likelihood ratings.
+//! continued from its records; round-robin tournaments with maximum-likelihood ratings; a
+//! run's yardstick, its checkpoints by hours of training against fixed opponents.
 
 pub mod elo;
 pub mod paired;
 pub mod ratings;
+pub mod yardstick;
 
 use crate::game::{GameRecord, Move, Position, RecordResult, Rules, Status};
 use crate::nn::DeviceChoice;

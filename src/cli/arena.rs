@@ -1,13 +1,18 @@
-//! `match` and `tournament`: players against each other, with Elo and fitted ratings.
+//! `match` and `tournament`: players against each other, with Elo and fitted ratings; `compare`
+//! and `tally` of their records; `yardstick`: a run's checkpoints against fixed opponents.
 
 use super::rules_cmds::{parse_size, parse_symmetry};
 use crate::arena::elo::{format_elo, Sprt, SprtVerdict, Tally};
 use crate::arena::paired::{self, MatchRounds};
 use crate::arena::ratings::{self, RatedGame};
+use crate::arena::yardstick;
 use crate::arena::{continue_match, games_from_records, play_match, GameResult, MatchSettings};
+use crate::coach::{checkpoint_path, read_metrics};
+use crate::config::Config;
 use crate::game::{GameRecord, Rules, SymmetryRule};
 use crate::nn::{configure_threads, DeviceChoice};
 use crate::players::{Limit, PlayerSpec};
+use crate::util::generation_name;
 use anyhow::{bail, Context};
 use clap::Args;
 use std::cell::RefCell;
@@ -536,5 +541,113 @@ pub fn tally(args: TallyArgs) -> anyhow::Result<()> {
     );
     println!("  as White: {}", describe(&by_colour(true)));
     println!("  as Black: {}", describe(&by_colour(false)));
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct YardstickArgs {
+    /// The run directory (its config.toml, metrics.csv and checkpoints).
+    pub run: PathBuf,
+    /// Hours of training at which the run's newest checkpoint is measured.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8", value_parser = super::positive_number)]
+    pub hours: Vec<f64>,
+    /// The opponents, each at the same time a move as the checkpoint (random and greedy take
+    /// no clock).
+    #[arg(long, value_delimiter = ',', default_value = "greedy,mcts-rollout,alphabeta")]
+    pub opponents: Vec<PlayerSpec>,
+    /// Seconds a move.
+    #[arg(long, default_value_t = 1.0, value_parser = super::positive_number)]
+    pub time: f64,
+    /// Games a match (an even number gives every opening to both colours).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub games: u32,
+    /// Seeds the openings: runs measured with one seed compare game for game.
+    #[arg(long, default_value_t = 11)]
+    pub seed: u64,
+    /// Games played at once (default: one per core, each game on one core).
+    #[arg(long)]
+    pub parallel: Option<usize>,
+    /// Where the networks run.
+    #[arg(long, value_enum, default_value_t = DeviceChoice::Auto)]
+    pub device: DeviceChoice,
+}
+
+/// `yardstick`: the run's newest checkpoint at each of the given hours of training against
+/// each opponent, at equal time a move, on the run's own rules. Each match keeps its games in
+/// `RUN/yardstick/` as they finish and goes on from them, so an interrupted yardstick resumes
+/// where it stopped and a finished match is not played again; results go to
+/// `RUN/yardstick.csv` (other checkpoints' and opponents' rows kept) and the picture to
+/// `RUN/plots/scores.svg`.
+pub fn yardstick(args: YardstickArgs) -> anyhow::Result<()> {
+    let run = &args.run;
+    let config = Config::load_stored(&run.join("config.toml"))
+        .with_context(|| format!("{} is not a training run", run.display()))?;
+    let metrics = read_metrics(&run.join("metrics.csv"), u32::MAX)?;
+    let cores = crate::config::available_cores();
+    let parallel = args.parallel.unwrap_or(cores).max(1);
+    configure_threads((cores / parallel).max(1));
+    let settings = MatchSettings {
+        rules: config.rules,
+        games: args.games as usize,
+        opening_plies: 4,
+        seed: args.seed,
+        parallel,
+        limit: Limit { time: Some(Duration::from_secs_f64(args.time)), ..Limit::default() },
+        sprt: None,
+    };
+    for opponent in &args.opponents {
+        crate::players::check_rules(opponent, &settings.rules)?;
+    }
+    let table = run.join("yardstick.csv");
+    let trained = metrics.last().map_or(0.0, |row| row.wall_seconds / 3600.0);
+    let mut measured = false;
+    for &hours in &args.hours {
+        let Some(generation) = yardstick::generation_at(&metrics, hours) else {
+            eprintln!("{} has trained {trained:.2} hours, not yet {hours}", run.display());
+            continue;
+        };
+        let checkpoint = checkpoint_path(run, generation);
+        let net: PlayerSpec = format!("net:{}", checkpoint.display()).parse()?;
+        crate::players::check_rules(&net, &settings.rules)?;
+        for opponent in &args.opponents {
+            let label = yardstick::opponent_label(opponent, args.time);
+            let records = run.join("yardstick").join(format!(
+                "{}-vs-{}-{}s-seed{}.txt",
+                generation_name(generation),
+                slug(opponent),
+                args.time,
+                args.seed
+            ));
+            let earlier = earlier_games(&records, &net, opponent, &settings)?;
+            let sink = RecordSink::append(&records)?;
+            let bar = progress(settings.games);
+            bar.set_message(format!("{hours} h (generation {generation}) against {label}"));
+            bar.set_position(earlier.len());
+            let result =
+                continue_match(&net, opponent, args.device, &settings, earlier, &|game, _| {
+                    sink.write(game);
+                    bar.inc(1);
+                })?;
+            bar.finish_and_clear();
+            println!(
+                "{hours} h (generation {generation}) against {label}: {}",
+                describe(&result.tally)
+            );
+            let tally = result.tally;
+            let row = yardstick::YardstickRow {
+                generation,
+                opponent: label,
+                wins: tally.wins,
+                draws: tally.draws,
+                losses: tally.losses,
+            };
+            yardstick::record(&table, row)?;
+            measured = true;
+        }
+    }
+    if measured {
+        let picture = crate::plot::plot_yardstick(run, &table, None)?;
+        println!("results: {}; picture: {}", table.display(), picture.display());
+    }
     Ok(())
 }

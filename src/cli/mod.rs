@@ -50,6 +50,9 @@ pub enum Command {
     /// Pools matches of the same two players (other seeds, say) into one score and Elo with a
     /// 95% interval, as a single match reports it.
     Tally(arena::TallyArgs),
+    /// Measures a run's newest checkpoint at given hours of training against fixed opponents
+    /// at equal time a move (resumable): RUN/yardstick.csv and RUN/plots/scores.svg.
+    Yardstick(arena::YardstickArgs),
     /// Draws a run's progress (Elo against time and games, losses, game length) as SVG, or
     /// compares the Elo curves of several runs.
     Plot(PlotArgs),
@@ -119,6 +122,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tournament(args) => arena::tournament(args),
         Command::Compare(args) => arena::compare(args),
         Command::Tally(args) => arena::tally(args),
+        Command::Yardstick(args) => arena::yardstick(args),
         Command::Plot(args) => {
             let path = match (args.runs.as_slice(), &args.yardstick) {
                 ([run], Some(scores)) => {
