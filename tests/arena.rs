@@ -7,7 +7,7 @@ use epaminondas::arena::ratings::{fit, fit_with_errors, RatedGame};
 use epaminondas::arena::{
     continue_match, games_from_records, play_match, random_opening, GameResult, MatchSettings,
 };
-use epaminondas::game::{GameRecord, Position, Rules};
+use epaminondas::game::{GameRecord, Position, RecordResult, Rules};
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{Limit, PlayerSpec};
 use rand::rngs::StdRng;
@@ -670,12 +670,20 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     let records = run_dir.join("yardstick/gen-000001-vs-greedy-0.01s-seed3.txt");
     let games = GameRecord::parse_all(&std::fs::read_to_string(&records).unwrap()).unwrap();
     assert_eq!(games.len(), 2);
-    let checkpoint = "gen-000001.safetensors";
-    assert!(games.iter().all(|g| g.white.ends_with(checkpoint) || g.black.ends_with(checkpoint)));
+    // The checkpoint is named by its generation, not its path.
+    assert!(games.iter().all(|g| [&g.white, &g.black].contains(&&"net:gen-000001".to_string())));
 
-    // Again: every match is finished, so nothing is played and nothing changes.
+    // Again, with the run named another way: every match is finished, so nothing is played and
+    // nothing changes.
     let before = std::fs::read_to_string(&records).unwrap();
-    assert!(yardstick().status.success());
+    let same_run = run_dir.parent().unwrap().join(".").join("run");
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+        .args(["yardstick", same_run.to_str().unwrap(), "--hours", &hours])
+        .args(["--opponents", "random,greedy", "--time", "0.01", "--games", "2"])
+        .args(["--seed", "3", "--parallel", "1", "--device", "cpu"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
     assert_eq!(read_table(&table).unwrap(), rows);
 
@@ -691,8 +699,31 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     assert_eq!(resumed.len(), 2);
     assert_eq!(resumed[0], games[0]);
     let rows_after = read_table(&table).unwrap();
+    let tally: epaminondas::arena::elo::Tally = resumed
+        .iter()
+        .map(|g| {
+            let net_is_white = g.white == "net:gen-000001";
+            match g.result {
+                RecordResult::WhiteWins => {
+                    if net_is_white {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }
+                RecordResult::BlackWins => {
+                    if net_is_white {
+                        0.0
+                    } else {
+                        1.0
+                    }
+                }
+                _ => 0.5,
+            }
+        })
+        .collect();
     assert_eq!(rows_after.len(), 4);
-    assert_eq!(rows_after[3].tally().games(), 2);
+    assert_eq!(rows_after[3].tally(), tally, "the row counts both games, the kept and the new");
 
     // Not a run, and no games: named.
     let refused = |args: &[&str]| {
@@ -708,6 +739,12 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     assert!(not_a_run.contains("is not a training run"), "{not_a_run}");
     let no_games = refused(&[run_dir.to_str().unwrap(), "--games", "0"]);
     assert!(no_games.contains("--games"), "{no_games}");
+    let unplayed = dir.path().join("unplayed");
+    let smoke = Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")))
+        .unwrap();
+    Run::open(&unplayed, Some(smoke)).unwrap();
+    let nothing = refused(&[unplayed.to_str().unwrap(), "--device", "cpu"]);
+    assert!(nothing.contains("has no finished generation to measure"), "{nothing}");
 }
 
 /// The checkpoint that stands for an hour of training is the newest one finished by then.
@@ -726,11 +763,12 @@ fn yardstick_picks_the_newest_checkpoint_finished_by_each_hour() {
     }
     std::fs::write(&path, csv).unwrap();
     let metrics = epaminondas::coach::read_metrics(&path, u32::MAX).unwrap();
-    assert_eq!(generation_at(&metrics, 0.25), Some(0));
-    assert_eq!(generation_at(&metrics, 1.0), Some(2));
-    assert_eq!(generation_at(&metrics, 2.0), Some(3));
-    assert_eq!(generation_at(&metrics, 2.1), Some(4));
-    assert_eq!(generation_at(&metrics, 2.5), Some(5));
-    assert_eq!(generation_at(&metrics, 2.6), None, "the run has trained 2.5 hours");
-    assert_eq!(generation_at(&[], 0.1), None);
+    assert_eq!(generation_at(&metrics, 0.25), Ok(0));
+    assert_eq!(generation_at(&metrics, 1.0), Ok(2));
+    assert_eq!(generation_at(&metrics, 2.0), Ok(3));
+    assert_eq!(generation_at(&metrics, 2.1), Ok(4));
+    assert_eq!(generation_at(&metrics, 2.5), Ok(5));
+    let not_yet = generation_at(&metrics, 2.6).unwrap_err();
+    assert_eq!(not_yet.to_string(), "the run has trained 2.50 hours, not yet 2.6");
+    assert!(generation_at(&[], 0.1).is_err());
 }

@@ -20,27 +20,34 @@ pub struct YardstickRow {
 }
 
 impl YardstickRow {
+    pub fn new(generation: u32, opponent: String, tally: &Tally) -> YardstickRow {
+        let Tally { wins, draws, losses } = *tally;
+        YardstickRow { generation, opponent, wins, draws, losses }
+    }
+
     pub fn tally(&self) -> Tally {
         Tally { wins: self.wins, draws: self.draws, losses: self.losses }
     }
 }
 
+/// Why no checkpoint stands for an hour of training yet.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the run has trained {trained:.2} hours, not yet {asked}")]
+pub struct NotYet {
+    pub trained: f64,
+    pub asked: f64,
+}
+
 /// The generation whose checkpoint stands for `hours` of training: the newest one finished by
-/// then (generation 0, the untrained network, before the first one finishes). `None` while the
-/// run has trained for less than `hours`.
-pub fn generation_at(metrics: &[MetricsRow], hours: f64) -> Option<u32> {
+/// then (generation 0, the network the run started from, before the first one finishes).
+pub fn generation_at(metrics: &[MetricsRow], hours: f64) -> Result<u32, NotYet> {
     let seconds = hours * 3600.0;
-    let trained = metrics.last().map_or(0.0, |row| row.wall_seconds);
+    let trained = metrics.iter().map(|row| row.wall_seconds).fold(0.0, f64::max);
     if trained < seconds {
-        return None;
+        return Err(NotYet { trained: trained / 3600.0, asked: hours });
     }
-    Some(
-        metrics
-            .iter()
-            .take_while(|row| row.wall_seconds <= seconds)
-            .last()
-            .map_or(0, |row| row.generation),
-    )
+    let finished = metrics.iter().filter(|row| row.wall_seconds <= seconds);
+    Ok(finished.map(|row| row.generation).max().unwrap_or(0))
 }
 
 /// What a yardstick table calls an opponent: its name and the match's time a move ("alphabeta
@@ -55,7 +62,8 @@ pub fn read_table(path: &Path) -> Result<Vec<YardstickRow>, RunError> {
 }
 
 /// Writes `row` into the table at `path`, in place of an earlier result of the same checkpoint
-/// against the same opponent, the rows in order of generation; the file is replaced atomically.
+/// against the same opponent (the latest measurement is the one kept), the rows in order of
+/// generation; the file is replaced atomically.
 pub fn record(path: &Path, row: YardstickRow) -> Result<(), RunError> {
     let mut rows = read_table(path)?;
     rows.retain(|r| !(r.generation == row.generation && r.opponent == row.opponent));

@@ -7,11 +7,11 @@ use crate::arena::paired::{self, MatchRounds};
 use crate::arena::ratings::{self, RatedGame};
 use crate::arena::yardstick;
 use crate::arena::{continue_match, games_from_records, play_match, GameResult, MatchSettings};
-use crate::coach::{checkpoint_path, read_metrics};
+use crate::coach::{checkpoint_path, finished_metrics};
 use crate::config::Config;
 use crate::game::{GameRecord, Rules, SymmetryRule};
 use crate::nn::{configure_threads, DeviceChoice};
-use crate::players::{Limit, PlayerSpec};
+use crate::players::{Limit, PlayerKind, PlayerSpec};
 use crate::util::generation_name;
 use anyhow::{bail, Context};
 use clap::Args;
@@ -27,7 +27,7 @@ pub struct ArenaArgs {
     #[arg(long, default_value_t = 100)]
     pub games: usize,
     /// Random plies at the start of every opening.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = DEFAULT_OPENING_PLIES)]
     pub opening_plies: u32,
     /// Seconds per move for every player (overrides the players' own limits).
     #[arg(long, value_parser = super::positive_number)]
@@ -249,6 +249,29 @@ fn earlier_games(
     Ok(earlier)
 }
 
+/// Plays the rest of a match whose games so far are `earlier`, each game added to `sink` as it
+/// finishes, under a progress bar that shows `title` and the score so far.
+fn play_recorded(
+    a: &PlayerSpec,
+    b: &PlayerSpec,
+    device: DeviceChoice,
+    settings: &MatchSettings,
+    earlier: Vec<GameResult>,
+    sink: &RecordSink,
+    title: &str,
+) -> anyhow::Result<crate::arena::MatchResult> {
+    let bar = progress(settings.games);
+    bar.set_message(title.to_string());
+    bar.set_position(earlier.len());
+    let result = continue_match(a, b, device, settings, earlier, &|game, tally| {
+        sink.write(game);
+        bar.set_message(format!("{title}+{} ={} -{}", tally.wins, tally.draws, tally.losses));
+        bar.inc(1);
+    })?;
+    bar.finish_and_clear();
+    Ok(result)
+}
+
 pub fn run_match(args: MatchArgs) -> anyhow::Result<()> {
     let sprt = args.sprt.as_deref().map(|t| parse_sprt(t, args.alpha, args.beta)).transpose()?;
     let settings = args.arena.settings(&[&args.a, &args.b], sprt)?;
@@ -272,15 +295,7 @@ pub fn run_match(args: MatchArgs) -> anyhow::Result<()> {
             )?,
         )
     };
-    let bar = progress(settings.games);
-    bar.set_position(earlier.len());
-    let result =
-        continue_match(&args.a, &args.b, args.arena.device, &settings, earlier, &|game, tally| {
-            sink.write(game);
-            bar.set_message(format!("+{} ={} -{}", tally.wins, tally.draws, tally.losses));
-            bar.inc(1);
-        })?;
-    bar.finish_and_clear();
+    let result = play_recorded(&args.a, &args.b, args.arena.device, &settings, earlier, &sink, "")?;
 
     let by_colour = |white: bool| -> Tally {
         result.games.iter().filter(|g| g.a_is_white == white).map(|g| g.a_score).collect()
@@ -544,6 +559,10 @@ pub fn tally(args: TallyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Random plies at the start of every opening, unless `--opening-plies` says otherwise (the
+/// yardstick always plays these).
+const DEFAULT_OPENING_PLIES: u32 = 4;
+
 #[derive(Args, Debug)]
 pub struct YardstickArgs {
     /// The run directory (its config.toml, metrics.csv and checkpoints).
@@ -582,14 +601,17 @@ pub fn yardstick(args: YardstickArgs) -> anyhow::Result<()> {
     let run = &args.run;
     let config = Config::load_stored(&run.join("config.toml"))
         .with_context(|| format!("{} is not a training run", run.display()))?;
-    let metrics = read_metrics(&run.join("metrics.csv"), u32::MAX)?;
+    let metrics = finished_metrics(run)?;
+    if metrics.is_empty() {
+        bail!("{} has no finished generation to measure", run.display());
+    }
     let cores = crate::config::available_cores();
     let parallel = args.parallel.unwrap_or(cores).max(1);
     configure_threads((cores / parallel).max(1));
     let settings = MatchSettings {
         rules: config.rules,
         games: args.games as usize,
-        opening_plies: 4,
+        opening_plies: DEFAULT_OPENING_PLIES,
         seed: args.seed,
         parallel,
         limit: Limit { time: Some(Duration::from_secs_f64(args.time)), ..Limit::default() },
@@ -599,49 +621,40 @@ pub fn yardstick(args: YardstickArgs) -> anyhow::Result<()> {
         crate::players::check_rules(opponent, &settings.rules)?;
     }
     let table = run.join("yardstick.csv");
-    let trained = metrics.last().map_or(0.0, |row| row.wall_seconds / 3600.0);
     let mut measured = false;
     for &hours in &args.hours {
-        let Some(generation) = yardstick::generation_at(&metrics, hours) else {
-            eprintln!("{} has trained {trained:.2} hours, not yet {hours}", run.display());
-            continue;
+        let generation = match yardstick::generation_at(&metrics, hours) {
+            Ok(generation) => generation,
+            Err(not_yet) => {
+                eprintln!("{}: {not_yet}", run.display());
+                continue;
+            }
         };
+        // Named by its generation, not its path, so that the run's records still resume (and
+        // read) after the run is moved or named another way.
+        let name = generation_name(generation);
         let checkpoint = checkpoint_path(run, generation);
-        let net: PlayerSpec = format!("net:{}", checkpoint.display()).parse()?;
+        let net =
+            PlayerSpec::new(PlayerKind::Net(checkpoint), Limit::default(), format!("net:{name}"));
         crate::players::check_rules(&net, &settings.rules)?;
         for opponent in &args.opponents {
             let label = yardstick::opponent_label(opponent, args.time);
             let records = run.join("yardstick").join(format!(
-                "{}-vs-{}-{}s-seed{}.txt",
-                generation_name(generation),
+                "{name}-vs-{}-{}s-seed{}.txt",
                 slug(opponent),
                 args.time,
                 args.seed
             ));
             let earlier = earlier_games(&records, &net, opponent, &settings)?;
             let sink = RecordSink::append(&records)?;
-            let bar = progress(settings.games);
-            bar.set_message(format!("{hours} h (generation {generation}) against {label}"));
-            bar.set_position(earlier.len());
+            let title = format!("{hours} h (generation {generation}) against {label}: ");
             let result =
-                continue_match(&net, opponent, args.device, &settings, earlier, &|game, _| {
-                    sink.write(game);
-                    bar.inc(1);
-                })?;
-            bar.finish_and_clear();
-            println!(
-                "{hours} h (generation {generation}) against {label}: {}",
-                describe(&result.tally)
-            );
-            let tally = result.tally;
-            let row = yardstick::YardstickRow {
-                generation,
-                opponent: label,
-                wins: tally.wins,
-                draws: tally.draws,
-                losses: tally.losses,
-            };
-            yardstick::record(&table, row)?;
+                play_recorded(&net, opponent, args.device, &settings, earlier, &sink, &title)?;
+            println!("{title}{}", describe(&result.tally));
+            yardstick::record(
+                &table,
+                yardstick::YardstickRow::new(generation, label, &result.tally),
+            )?;
             measured = true;
         }
     }

@@ -1039,6 +1039,13 @@ pub fn read_metrics(path: &Path, generation: u32) -> Result<Vec<MetricsRow>, Run
     read_csv(path, |row: &MetricsRow| row.generation <= generation)
 }
 
+/// The metrics rows of the run in `dir` whose generations are committed: a row written before
+/// its generation's `state.json` is left out, since resuming may play that generation again.
+pub fn finished_metrics(dir: &Path) -> Result<Vec<MetricsRow>, RunError> {
+    let state = read_state(&dir.join("state.json"))?;
+    read_metrics(&dir.join("metrics.csv"), state.generation)
+}
+
 /// The rows of an `opponents.csv` up to `generation`; none when the file is missing (a run
 /// without opponents, or one written before there was the file).
 pub fn read_opponents(path: &Path, generation: u32) -> Result<Vec<OpponentRow>, RunError> {
