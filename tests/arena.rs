@@ -630,22 +630,24 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
 
     let dir = tempfile::tempdir().unwrap();
     let run_dir = dir.path().join("run");
-    let smoke = Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")))
-        .unwrap();
-    Run::open(&run_dir, Some(smoke)).unwrap().train(Some(2), &Silent).unwrap();
+    let smoke = || {
+        Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))).unwrap()
+    };
+    Run::open(&run_dir, Some(smoke())).unwrap().train(Some(2), &Silent).unwrap();
     let metrics = read_metrics(&run_dir.join("metrics.csv"), u32::MAX).unwrap();
     let first = metrics[0].wall_seconds / 3600.0;
     // Half the first generation's time stands for the untrained network, a hair past it for
     // generation 1; 1,000 hours the run has not trained.
     let hours = format!("{},{},1000", first / 2.0, first * 1.0001);
-    let yardstick = || {
+    let yardstick_of = |run: &Path| {
         std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas"))
-            .args(["yardstick", run_dir.to_str().unwrap(), "--hours", &hours])
+            .args(["yardstick", run.to_str().unwrap(), "--hours", &hours])
             .args(["--opponents", "random,greedy", "--time", "0.01", "--games", "2"])
             .args(["--seed", "3", "--parallel", "1", "--device", "cpu"])
             .output()
             .unwrap()
     };
+    let yardstick = || yardstick_of(&run_dir);
     let output = yardstick();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -677,21 +679,15 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     // nothing changes.
     let before = std::fs::read_to_string(&records).unwrap();
     let same_run = run_dir.parent().unwrap().join(".").join("run");
-    let again = std::process::Command::new(env!("CARGO_BIN_EXE_epaminondas"))
-        .args(["yardstick", same_run.to_str().unwrap(), "--hours", &hours])
-        .args(["--opponents", "random,greedy", "--time", "0.01", "--games", "2"])
-        .args(["--seed", "3", "--parallel", "1", "--device", "cpu"])
-        .output()
-        .unwrap();
+    let again = yardstick_of(&same_run);
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
     assert_eq!(read_table(&table).unwrap(), rows);
 
     // A match cut short after its first game goes on from it, and its row is replaced.
     std::fs::write(&records, format!("{}\n", games[0])).unwrap();
-    let mut stale = rows.clone();
-    stale[3] = YardstickRow { wins: 0, draws: 0, losses: 1, ..rows[3].clone() };
-    epaminondas::arena::yardstick::record(&table, stale[3].clone()).unwrap();
+    let stale = YardstickRow { wins: 0, draws: 0, losses: 1, ..rows[3].clone() };
+    epaminondas::arena::yardstick::record(&table, stale).unwrap();
     let output = yardstick();
     assert!(output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("1 of 2 games played"));
@@ -702,23 +698,15 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     let tally: epaminondas::arena::elo::Tally = resumed
         .iter()
         .map(|g| {
-            let net_is_white = g.white == "net:gen-000001";
-            match g.result {
-                RecordResult::WhiteWins => {
-                    if net_is_white {
-                        1.0
-                    } else {
-                        0.0
-                    }
-                }
-                RecordResult::BlackWins => {
-                    if net_is_white {
-                        0.0
-                    } else {
-                        1.0
-                    }
-                }
+            let white_score = match g.result {
+                RecordResult::WhiteWins => 1.0,
+                RecordResult::BlackWins => 0.0,
                 _ => 0.5,
+            };
+            if g.white == "net:gen-000001" {
+                white_score
+            } else {
+                1.0 - white_score
             }
         })
         .collect();
@@ -740,9 +728,7 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     let no_games = refused(&[run_dir.to_str().unwrap(), "--games", "0"]);
     assert!(no_games.contains("--games"), "{no_games}");
     let unplayed = dir.path().join("unplayed");
-    let smoke = Config::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml")))
-        .unwrap();
-    Run::open(&unplayed, Some(smoke)).unwrap();
+    Run::open(&unplayed, Some(smoke())).unwrap();
     let nothing = refused(&[unplayed.to_str().unwrap(), "--device", "cpu"]);
     assert!(nothing.contains("has no finished generation to measure"), "{nothing}");
 }
