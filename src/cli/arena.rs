@@ -76,27 +76,35 @@ impl ArenaArgs {
             ply_cap: Some(self.ply_cap),
             stones: self.stones,
         };
-        rules.validate()?;
-        for spec in specs {
-            crate::players::check_rules(spec, &rules)?;
-        }
         let limit = self.limit();
-        let cores = crate::config::available_cores();
         let timed =
             limit.time.is_some() || (limit.is_empty() && specs.iter().any(|s| s.is_timed()));
-        let parallel = self.parallel.unwrap_or(if timed { 1 } else { cores }).max(1);
-        // Each game thread gets its share of the cores for libtorch.
-        configure_threads((cores / parallel).max(1));
-        Ok(MatchSettings {
+        let parallel = self
+            .parallel
+            .unwrap_or(if timed { 1 } else { crate::config::available_cores() });
+        let settings = MatchSettings {
             rules,
             games: self.games,
             opening_plies: self.opening_plies,
             seed: self.seed,
-            parallel,
+            parallel: parallel.max(1),
             limit,
             sprt,
-        })
+        };
+        prepare(&settings, specs)?;
+        Ok(settings)
     }
+}
+
+/// Readies a match to be played: its rules valid, every player able to play them, and each
+/// game played at once given its share of the cores for libtorch.
+fn prepare(settings: &MatchSettings, players: &[&PlayerSpec]) -> anyhow::Result<()> {
+    settings.rules.validate()?;
+    for player in players {
+        crate::players::check_rules(player, &settings.rules)?;
+    }
+    configure_threads((crate::config::available_cores() / settings.parallel).max(1));
+    Ok(())
 }
 
 #[derive(Args, Debug)]
@@ -605,21 +613,16 @@ pub fn yardstick(args: YardstickArgs) -> anyhow::Result<()> {
     if metrics.is_empty() {
         bail!("{} has no finished generation to measure", run.display());
     }
-    let cores = crate::config::available_cores();
-    let parallel = args.parallel.unwrap_or(cores).max(1);
-    configure_threads((cores / parallel).max(1));
     let settings = MatchSettings {
         rules: config.rules,
         games: args.games as usize,
         opening_plies: DEFAULT_OPENING_PLIES,
         seed: args.seed,
-        parallel,
+        parallel: args.parallel.unwrap_or_else(crate::config::available_cores).max(1),
         limit: Limit { time: Some(Duration::from_secs_f64(args.time)), ..Limit::default() },
         sprt: None,
     };
-    for opponent in &args.opponents {
-        crate::players::check_rules(opponent, &settings.rules)?;
-    }
+    prepare(&settings, &args.opponents.iter().collect::<Vec<_>>())?;
     let table = run.join("yardstick.csv");
     let mut measured = false;
     for &hours in &args.hours {
