@@ -79,9 +79,8 @@ impl ArenaArgs {
         let limit = self.limit();
         let timed =
             limit.time.is_some() || (limit.is_empty() && specs.iter().any(|s| s.is_timed()));
-        let parallel = self
-            .parallel
-            .unwrap_or(if timed { 1 } else { crate::config::available_cores() });
+        let parallel =
+            self.parallel.unwrap_or(if timed { 1 } else { crate::config::available_cores() });
         let settings = MatchSettings {
             rules,
             games: self.games,
