@@ -7,7 +7,7 @@ use epaminondas::arena::ratings::{fit, fit_with_errors, RatedGame};
 use epaminondas::arena::{
     continue_match, games_from_records, play_match, random_opening, GameResult, MatchSettings,
 };
-use epaminondas::game::{GameRecord, Position, RecordResult, Rules};
+use epaminondas::game::{GameRecord, Position, Rules};
 use epaminondas::nn::DeviceChoice;
 use epaminondas::players::{Limit, PlayerSpec};
 use rand::rngs::StdRng;
@@ -698,11 +698,7 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     let tally: epaminondas::arena::elo::Tally = resumed
         .iter()
         .map(|g| {
-            let white_score = match g.result {
-                RecordResult::WhiteWins => 1.0,
-                RecordResult::BlackWins => 0.0,
-                _ => 0.5,
-            };
+            let white_score = epaminondas::arena::white_score(g);
             if g.white == "net:gen-000001" {
                 white_score
             } else {
