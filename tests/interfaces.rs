@@ -266,6 +266,35 @@ fn engine_binary_speaks_the_protocol() {
 
 /// A scripted game in the terminal: bad input gets a message and the prompt again, the helpers
 /// answer, undo takes back a move pair, and the record is saved at the end.
+/// Started outside the checkout, with no `models` folder in its working directory, the engine
+/// still plays the agent shipped for the board rather than falling back to alphabeta.
+#[test]
+fn engine_finds_the_shipped_agent_from_any_folder() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_epaminondas"))
+        .arg("engine")
+        .current_dir(elsewhere.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"uci\nquit\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let id = text.lines().find(|l| l.starts_with("id name")).expect("an id line");
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("models/defaults.toml"))
+            .unwrap();
+    let agent = shipped
+        .lines()
+        .find_map(|l| l.strip_prefix("\"14x12\" = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("a 14x12 default");
+    assert!(id.contains(agent), "{id}; stderr: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success());
+}
+
 #[test]
 fn scripted_terminal_game() {
     let dir = tempfile::tempdir().unwrap();

@@ -55,6 +55,19 @@ pub struct AgentArgs {
     pub ply_cap: Option<u16>,
 }
 
+/// The folder of shipped agents: `models` in the working directory, else the `models` folder of
+/// the checkout this program was built from, so that an agent is found wherever the program is
+/// started.
+pub fn models_dir() -> PathBuf {
+    let here = PathBuf::from("models");
+    let built_from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    if here.is_dir() || !built_from.is_dir() {
+        here
+    } else {
+        built_from
+    }
+}
+
 impl AgentArgs {
     /// The player spec and the rules to play under.
     pub fn resolve(&self) -> anyhow::Result<(PlayerSpec, Rules)> {
@@ -70,8 +83,8 @@ impl AgentArgs {
                 format!("net:{}", path.display()),
             ),
             (None, None) => {
-                match default_agent(std::path::Path::new("models"), board.0, board.1, self.stones)?
-                {
+                let models = models_dir();
+                match default_agent(&models, board.0, board.1, self.stones)? {
                     Some(path) => {
                         eprintln!("using the shipped agent for this board, {}", path.display());
                         PlayerSpec::new(
@@ -81,7 +94,10 @@ impl AgentArgs {
                         )
                     }
                     None => {
-                        eprintln!("no agent for this board is shipped in models/: using the alphabeta player instead");
+                        eprintln!(
+                            "no agent for this board is shipped in {}: using the alphabeta player instead",
+                            models.display()
+                        );
                         "alphabeta".parse()?
                     }
                 }
