@@ -495,9 +495,10 @@ pub fn check_optimiser(
     value_loss_weight: f64,
     max_grad_norm: f64,
 ) -> Result<(), ConfigError> {
-    if !(weight_decay >= 0.0 && value_loss_weight >= 0.0 && max_grad_norm > 0.0) {
+    let finite = [weight_decay, value_loss_weight, max_grad_norm].iter().all(|v| v.is_finite());
+    if !(finite && weight_decay >= 0.0 && value_loss_weight >= 0.0 && max_grad_norm > 0.0) {
         return Err(ConfigError::Invalid(
-            "training: weight_decay and value_loss_weight must be >= 0, max_grad_norm > 0".into(),
+            "training: weight_decay and value_loss_weight must be finite and >= 0, max_grad_norm finite and > 0".into(),
         ));
     }
     Ok(())
@@ -859,6 +860,10 @@ impl Config {
         }
         check_schedule(&t.learning_rate, "generation")?;
         check_optimiser(t.weight_decay, t.value_loss_weight, t.max_grad_norm)?;
+        // At 1 or more SGD's momentum buffer grows without bound.
+        if !(0.0..1.0).contains(&t.momentum) {
+            return invalid(format!("training.momentum must be in [0, 1), not {}", t.momentum));
+        }
         if !(0.0..=1.0).contains(&t.search_value_share) {
             return invalid(format!(
                 "training.search_value_share must be in [0, 1], not {}",

@@ -155,6 +155,16 @@ impl DistillConfig {
         if games.lockstep == 0 {
             return invalid("games.lockstep must be positive".into());
         }
+        // Sizes allocated up front: beyond these a typo would abort the program.
+        use crate::config::{MAX_BATCH_SIZE, MAX_PARALLEL_GAMES};
+        for (key, value, most) in [
+            ("games.lockstep", games.lockstep, MAX_PARALLEL_GAMES),
+            ("training.batch_size", training.batch_size, MAX_BATCH_SIZE),
+        ] {
+            if value > most {
+                return invalid(format!("{key} must be at most {most}, not {value}"));
+            }
+        }
         if !(games.temperature > 0.0 && games.temperature.is_finite()) {
             return invalid(format!(
                 "games.temperature must be above 0, not {}",

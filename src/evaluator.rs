@@ -33,9 +33,10 @@ pub struct Wdl {
 
 impl Wdl {
     /// The chances whose expected result is `value` (win - loss) with `draw` drawn, clamped
-    /// into range so that rounding cannot make a chance negative.
+    /// into range so that rounding cannot make a chance negative. A NaN draw counts as none (a
+    /// NaN value then gives NaN chances, which callers see, rather than a panic in `clamp`).
     pub fn from_value_and_draw(value: f32, draw: f32) -> Wdl {
-        let draw = draw.clamp(0.0, 1.0);
+        let draw = if draw.is_nan() { 0.0 } else { draw.clamp(0.0, 1.0) };
         let win = ((1.0 - draw + value) / 2.0).clamp(0.0, 1.0 - draw);
         Wdl { win, draw, loss: 1.0 - draw - win }
     }
@@ -94,13 +95,18 @@ impl<E: Evaluator> CachedEvaluator<E> {
         self.entries.clear();
     }
 
+    /// The position's hash with its rules (one cache may serve several: the engine's options
+    /// change them, and the symmetry rule changes the legal moves), and its ply under a cap,
+    /// which the network reads.
     fn key(position: &Position) -> u64 {
-        match position.rules().ply_cap {
-            Some(_) => {
-                position.hash() ^ (position.ply() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            }
-            None => position.hash(),
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        position.hash().hash(&mut hasher);
+        position.rules().hash(&mut hasher);
+        if position.rules().ply_cap.is_some() {
+            position.ply().hash(&mut hasher);
         }
+        hasher.finish()
     }
 }
 
@@ -172,6 +178,33 @@ mod tests {
         assert_eq!(&second[..3], &first[..]);
         assert_eq!((cached.hits, cached.misses), (3, 6));
         assert_eq!(second, ByPosition.evaluate(&requests), "each answer is its own request's");
+    }
+
+    /// One cache may serve games under other rules (the engine's options change them), and the
+    /// symmetry rule changes a position's legal moves: the same board under other rules is
+    /// another entry.
+    #[test]
+    fn the_rules_are_part_of_the_key() {
+        let mirror = Position::start(Rules::default()).unwrap();
+        let off =
+            Position::start(Rules { symmetry: crate::game::SymmetryRule::Off, ..Rules::default() })
+                .unwrap();
+        assert_eq!(mirror.hash(), off.hash(), "the board alone does not tell them apart");
+        let request = |position: Position| EvalRequest { moves: position.legal_moves(), position };
+        let mut cached = CachedEvaluator::new(ByPosition, 16);
+        cached.evaluate(&[request(mirror), request(off)]);
+        assert_eq!((cached.hits, cached.misses), (0, 2));
+        cached.evaluate(&[request(off)]);
+        assert_eq!(cached.hits, 1);
+    }
+
+    /// A NaN from a broken network gives NaN chances, not a panic.
+    #[test]
+    fn chances_from_a_nan_draw_do_not_panic() {
+        let wdl = Wdl::from_value_and_draw(0.2, f32::NAN);
+        assert_eq!(wdl.draw, 0.0);
+        assert!((wdl.win - 0.6).abs() < 1e-6 && (wdl.loss - 0.4).abs() < 1e-6, "{wdl:?}");
+        assert!(Wdl::from_value_and_draw(f32::NAN, f32::NAN).win.is_nan());
     }
 
     /// Under a ply cap the ply is part of the network's input, so the same board at another ply

@@ -29,6 +29,14 @@ pub struct TrainStats {
     pub seconds: f64,
 }
 
+impl TrainStats {
+    /// Whether the losses or the gradients stopped being finite numbers: the network's weights
+    /// are then lost, and saving them would make every later generation NaN too.
+    pub fn diverged(&self) -> bool {
+        ![self.policy_loss, self.value_loss, self.grad_norm].iter().all(|v| v.is_finite())
+    }
+}
+
 /// A batch as tensors: inputs, dense policy targets, value targets (chances of a win, a draw
 /// and a loss), and the games' results as classes (0 win, 1 draw, 2 loss).
 pub struct Batch {

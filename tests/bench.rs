@@ -141,12 +141,25 @@ fn bench_and_perft_refuse_sizes_out_of_range() {
         (vec!["bench", "--config", config, "--batches", "1,100000000"], "--batches"),
         (vec!["perft", "--depth", "4000000000"], "--depth"),
     ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.code().is_some_and(|code| code != 0) && stderr.contains(named),
-            "{args:?}: {:?} {stderr}",
-            output.status
-        );
+        refused(&args, named);
     }
+}
+
+/// A network of the other variant cannot play the config's games: refused before anything runs.
+#[test]
+fn bench_refuses_a_network_of_the_other_variant() {
+    let stones = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/stones.toml");
+    let standard = concat!(env!("CARGO_MANIFEST_DIR"), "/models/scratch-8h.safetensors");
+    refused(&["bench", "--config", stones, "--network", standard], "stones variant");
+}
+
+/// Runs the program with `args` and checks that it fails with `named` in its error.
+fn refused(args: &[&str], named: &str) {
+    let output = Command::new(env!("CARGO_BIN_EXE_epaminondas")).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.code().is_some_and(|code| code != 0) && stderr.contains(named),
+        "{args:?}: {:?} {stderr}",
+        output.status
+    );
 }

@@ -357,6 +357,9 @@ fn broken_distillation_configs_are_refused_by_name() {
             "learning_rate",
         ),
         ("lockstep = 16", "lockstep = 0", "games.lockstep"),
+        ("lockstep = 16", "lockstep = 1000000000000", "games.lockstep must be at most"),
+        ("batch_size = 32", "batch_size = 10000000", "training.batch_size must be at most"),
+        ("weight_decay = 0.0001", "weight_decay = inf", "weight_decay"),
         ("steps = 60", "steps = 60\nsurprise = 1", "surprise"),
     ] {
         let text = CONFIG.replacen(from, to, 1);

@@ -828,6 +828,17 @@ fn bad_configs_are_named() {
     );
     assert_ne!(age, text);
     assert!(Config::parse(&age, "x.toml").unwrap_err().to_string().contains("max_network_age"));
+    // Optimiser settings that would turn the weights to NaN within a step.
+    for (key, named) in [
+        ("weight_decay = inf", "weight_decay"),
+        ("value_loss_weight = nan", "value_loss_weight"),
+        ("momentum = 1.0", "momentum"),
+        ("momentum = nan", "momentum"),
+    ] {
+        let bad = text.replace("[training]", &format!("[training]\n{key}"));
+        let error = Config::parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(error.contains(named), "{key}: {error}");
+    }
     // Sizes allocated up front are bounded, so that a typo is an error and not an abort.
     for key in ["parallel_games", "leaves_per_game", "lanes", "batch_size"] {
         let line = format!("{key} = 9223372036854775807");
@@ -1025,6 +1036,34 @@ fn broken_runs_fail_clearly_and_touch_nothing() {
     std::fs::remove_file(fresh.join("state.json")).unwrap();
     std::fs::write(fresh.join("checkpoints/.gen-000001.safetensors.tmp-7"), b"half").unwrap();
     assert_eq!(Run::open(&fresh, None).unwrap().state.generation, 0);
+}
+
+/// A training that diverges (here a learning rate no network survives) stops the run with an
+/// error naming the generation, and saves nothing of it: the NaN weights would poison every
+/// later generation. A network file holding a NaN is refused by name when loaded.
+#[test]
+fn a_diverged_training_saves_nothing_and_nan_weights_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let mut config = smoke();
+    config.training.learning_rate = vec![(0, 1e30)];
+    let error = Run::open(&run_dir, Some(config)).unwrap().train(Some(1), &Silent).unwrap_err();
+    assert!(
+        matches!(error, epaminondas::coach::RunError::Diverged { generation: 1, .. }),
+        "{error}"
+    );
+    assert!(!checkpoint_path(&run_dir, 1).exists());
+    assert_eq!(Run::open(&run_dir, None).unwrap().state.generation, 0);
+
+    let network = Network::new(&smoke().net_config().unwrap(), tch::Device::Cpu, Some(1)).unwrap();
+    let name = network.vs.variables().into_keys().min().unwrap();
+    tch::no_grad(|| {
+        let _ = network.vs.variables()[&name].get(0).fill_(f64::NAN);
+    });
+    let path = dir.path().join("nan.safetensors");
+    network.save(&path, &Default::default()).unwrap();
+    let error = Network::load(&path, tch::Device::Cpu).err().unwrap().to_string();
+    assert!(error.contains(&name) && error.contains("not a finite number"), "{error}");
 }
 
 /// Self-play keeps the search's chances with every sample; the chunk format carries them and

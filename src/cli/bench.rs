@@ -71,7 +71,11 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<()> {
     configure_threads(config.run.threads());
     let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads()).build_global();
     let network = match &args.network {
-        Some(path) => Network::load(path, device)?.0,
+        Some(path) => {
+            // Self-play and training rows need the network built for the config's game.
+            crate::players::check_net_rules(path, &config.rules)?;
+            Network::load(path, device)?.0
+        }
         None => Network::new(&config.net_config()?, device, Some(config.run.seed))?,
     };
     let cores = crate::config::available_cores();

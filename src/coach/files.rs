@@ -33,6 +33,8 @@ pub enum RunError {
     Rating(#[from] crate::arena::ArenaError),
     #[error("the generation's match ([matches]): {0}")]
     Match(crate::arena::ArenaError),
+    #[error("generation {generation}'s training diverged (its losses are not finite numbers); nothing of it was saved, so the run resumes before it: resume {dir} with --config naming a copy of its config.toml with a lower [training] learning_rate")]
+    Diverged { dir: PathBuf, generation: u32 },
     #[error("cannot pretrain on {source_run}: {problem}")]
     Pretraining { source_run: PathBuf, problem: String },
     #[error("{dir} holds no distillation and no --teacher was given to start one")]

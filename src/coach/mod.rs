@@ -520,6 +520,9 @@ impl Run {
                 &|s| observer.training_step(s),
             )
         });
+        if stats.as_ref().is_some_and(train::TrainStats::diverged) {
+            return Err(refuse("its training diverged (the losses are not finite numbers): lower [training] learning_rate".into()));
+        }
         let report = PretrainingReport {
             source_run: source_run.to_path_buf(),
             generations: (first, last),
@@ -832,6 +835,12 @@ impl Run {
             &mut rng,
             &|s| observer.training_step(s),
         );
+        if stats.diverged() {
+            return Err(RunError::Diverged {
+                dir: self.dir.clone(),
+                generation: generation.number,
+            });
+        }
         Ok(Trained { stats, fresh, new_samples, total_samples, window, learning_rate })
     }
 

@@ -454,11 +454,12 @@ impl fmt::Display for GameRecord {
         let mut line = String::new();
         // A number per White move. With stones Black places first, at ply 0, so White plays the
         // odd plies: "1. ... @f6 2. @g7 @h8 3. f1-g2 ...".
-        let white_parity = rules.stones as u16;
+        // In u32: a record may start at any ply a u16 holds.
+        let white_parity = rules.stones as u32;
         for (i, mv) in self.moves.iter().enumerate() {
             let mut token = String::new();
             if position.side_to_move() == Color::White || i == 0 {
-                token += &format!("{}. ", (position.ply() + white_parity) / 2 + 1);
+                token += &format!("{}. ", (u32::from(position.ply()) + white_parity) / 2 + 1);
                 if position.side_to_move() == Color::Black {
                     token += "... ";
                 }

@@ -396,7 +396,8 @@ impl Search {
                 virtual_visits: 0,
             });
         }
-        let count = request.moves.len() as u32;
+        // The edges pushed, should an evaluation ever bring fewer priors than moves.
+        let count = self.edges.len() as u32 - first;
         let value = evaluation.value.clamp(-1.0, 1.0);
         let draw = evaluation.draw.clamp(0.0, 1.0);
         let draw_value = self.config.draw_value;

@@ -225,6 +225,10 @@ pub enum NetError {
     Format { path: PathBuf, problem: String },
     #[error("{path}: tensor {name} has shape {found:?}, the network described in the file needs {expected:?}")]
     Shape { path: PathBuf, name: String, expected: Vec<i64>, found: Vec<usize> },
+    #[error(
+        "{path}: tensor {name} holds a value that is not a finite number (a diverged training?)"
+    )]
+    NotFinite { path: PathBuf, name: String },
     #[error("{path}: tensor {name} is missing")]
     Missing { path: PathBuf, name: String },
     #[error("invalid network config: {0}")]

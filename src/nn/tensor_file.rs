@@ -97,6 +97,10 @@ impl TensorFile {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
+        // A NaN or infinite weight poisons every evaluation, and the search cannot rank NaNs.
+        if !values.iter().all(|v| v.is_finite()) {
+            return Err(NetError::NotFinite { path: self.path.clone(), name: name.to_string() });
+        }
         Ok(Tensor::from_slice(&values).view(expected).to_device(device))
     }
 }
