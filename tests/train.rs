@@ -600,6 +600,64 @@ fn a_generation_resumed_with_all_its_games_claims_no_self_play_rate() {
     assert!(run.metrics()[1].selfplay_sims_per_second.is_some_and(|rate| rate > 0.0));
 }
 
+/// With `lead_seeker` at share 1 every game has one side searched for the piece lead too: the
+/// records name it, the tally counts the games against it, and only the other side's moves
+/// become samples.
+#[test]
+fn self_play_with_a_lead_seeker_learns_only_from_the_other_side() {
+    use epaminondas::config::LeadSeekerConfig;
+    use epaminondas::evaluator::UniformEvaluator;
+    use epaminondas::selfplay::{play_games, FinishedGame, LEAD_SEEKER_NAME};
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 8;
+    config.selfplay.full_search_probability = 1.0;
+    config.selfplay.lead_seeker = Some(LeadSeekerConfig { share: 1.0, lead_utility: 0.5 });
+    let mut games = Vec::new();
+    let output = play_games(
+        &mut [UniformEvaluator],
+        config.rules,
+        &config.search,
+        &config.selfplay,
+        5,
+        "net",
+        Vec::new(),
+        &mut |game: &FinishedGame, _| {
+            games.push(game.clone());
+            Ok::<(), std::convert::Infallible>(())
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(games.len(), 8);
+    let mut sides = Vec::new();
+    for game in &games {
+        let record = &game.record;
+        let side = match (record.white.as_str(), record.black.as_str()) {
+            ("net", LEAD_SEEKER_NAME) => Color::White,
+            (LEAD_SEEKER_NAME, "net") => Color::Black,
+            other => panic!("game {} was played by {other:?}", game.index),
+        };
+        sides.push(side);
+        assert!(!game.samples.is_empty());
+        assert!(
+            game.samples.iter().all(|s| s.position.side_to_move() == side),
+            "game {}",
+            game.index
+        );
+    }
+    assert!(sides.contains(&Color::White) && sides.contains(&Color::Black));
+    let tally = &output.stats.opponents;
+    assert_eq!(tally.len(), 1);
+    assert_eq!((tally[0].name.as_str(), tally[0].games), (LEAD_SEEKER_NAME, 8));
+
+    // Out of range: named.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
+        .unwrap()
+        .replace("[selfplay]", "[selfplay]\nlead_seeker = { share = 0.25, lead_utility = 2 }");
+    let error = Config::parse(&text, "x.toml").unwrap_err().to_string();
+    assert!(error.contains("lead_seeker"), "{error}");
+}
+
 #[test]
 fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     use epaminondas::config::OpponentConfig;
