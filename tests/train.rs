@@ -600,34 +600,41 @@ fn a_generation_resumed_with_all_its_games_claims_no_self_play_rate() {
     assert!(run.metrics()[1].selfplay_sims_per_second.is_some_and(|rate| rate > 0.0));
 }
 
-/// With `lead_seeker` at share 1 every game has one side searched for the piece lead too: the
-/// records name it, the tally counts the games against it, and only the other side's moves
-/// become samples.
-#[test]
-fn self_play_with_a_lead_seeker_learns_only_from_the_other_side() {
-    use epaminondas::config::LeadSeekerConfig;
-    use epaminondas::evaluator::UniformEvaluator;
-    use epaminondas::selfplay::{play_games, FinishedGame, LEAD_SEEKER_NAME};
-    let mut config = smoke();
-    config.selfplay.games_per_generation = 8;
-    config.selfplay.full_search_probability = 1.0;
-    config.selfplay.lead_seeker = Some(LeadSeekerConfig { share: 1.0, lead_utility: 0.5 });
+/// Self-play of `config`'s generation (seed 5) with a uniform network named `net`: its output
+/// and its games.
+fn play_uniform(
+    config: &Config,
+) -> (epaminondas::selfplay::SelfPlayOutput, Vec<epaminondas::selfplay::FinishedGame>) {
     let mut games = Vec::new();
-    let output = play_games(
-        &mut [UniformEvaluator],
+    let Ok(output) = epaminondas::selfplay::play_games(
+        &mut [epaminondas::evaluator::UniformEvaluator],
         config.rules,
         &config.search,
         &config.selfplay,
         5,
         "net",
         Vec::new(),
-        &mut |game: &FinishedGame, _| {
+        &mut |game: &epaminondas::selfplay::FinishedGame, _| {
             games.push(game.clone());
             Ok::<(), std::convert::Infallible>(())
         },
         &mut |_| {},
-    )
-    .unwrap();
+    );
+    (output, games)
+}
+
+/// With `lead_seeker` at share 1 every game has one side searched for the piece lead too: the
+/// records name it, the tally counts the games against it, and only the other side's moves
+/// become samples.
+#[test]
+fn self_play_with_a_lead_seeker_learns_only_from_the_other_side() {
+    use epaminondas::config::LeadSeekerConfig;
+    use epaminondas::selfplay::LEAD_SEEKER_NAME;
+    let mut config = smoke();
+    config.selfplay.games_per_generation = 8;
+    config.selfplay.full_search_probability = 1.0;
+    config.selfplay.lead_seeker = Some(LeadSeekerConfig { share: 1.0, lead_utility: 0.5 });
+    let (output, games) = play_uniform(&config);
     assert_eq!(games.len(), 8);
     let mut sides = Vec::new();
     for game in &games {
@@ -661,33 +668,14 @@ fn self_play_with_a_lead_seeker_learns_only_from_the_other_side() {
 #[test]
 fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     use epaminondas::config::OpponentConfig;
-    use epaminondas::evaluator::UniformEvaluator;
     use epaminondas::game::{Color, RecordResult};
     use epaminondas::players::greedy::score_after;
-    use epaminondas::selfplay::{play_games, FinishedGame, OpponentTally};
+    use epaminondas::selfplay::OpponentTally;
     let mut config = smoke();
     config.selfplay.games_per_generation = 8;
     config.selfplay.full_search_probability = 1.0;
     config.selfplay.opponents = vec![OpponentConfig { player: "greedy".into(), share: 1.0 }];
-    let play = |config: &Config| {
-        let mut games = Vec::new();
-        let Ok(output) = play_games(
-            &mut [UniformEvaluator],
-            config.rules,
-            &config.search,
-            &config.selfplay,
-            5,
-            "net",
-            Vec::new(),
-            &mut |game: &FinishedGame, _| {
-                games.push(game.clone());
-                Ok::<(), std::convert::Infallible>(())
-            },
-            &mut |_| {},
-        );
-        (output, games)
-    };
-    let (output, games) = play(&config);
+    let (output, games) = play_uniform(&config);
     assert_eq!(games.len(), 8);
     let mut points = 0.0;
     let mut sides = Vec::new();
@@ -746,7 +734,7 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
         vec![OpponentTally { name: "greedy".into(), games: 8, points }]
     );
     assert_eq!(
-        play(&config).0.records,
+        play_uniform(&config).0.records,
         output.records,
         "a game against the opponent is a function of its seed"
     );
@@ -761,7 +749,7 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
 
     // Half the games on average: this seed draws some of each.
     config.selfplay.opponents = vec![OpponentConfig { player: "greedy".into(), share: 0.5 }];
-    let (half, _) = play(&config);
+    let (half, _) = play_uniform(&config);
     let against = half.records.iter().filter(|r| r.white != r.black).count();
     assert!(
         against > 0 && against < 8 && half.stats.opponent_games() == against,
