@@ -432,9 +432,6 @@ impl Search {
         self.edges[first + offset].child = (self.nodes.len() - 1) as u32;
     }
 
-    /// Adds a leaf's utility to every edge on the path: its value (for the side to move at the
-    /// leaf) with the sign of the side choosing each edge, plus `draw_value` times its draw
-    /// probability, which is the same for both sides.
     /// What `lead_utility` adds to an evaluated position's value for its side to move.
     fn lead_bonus(&self, position: &Position) -> f32 {
         if self.config.lead_utility == 0.0 {
@@ -446,6 +443,9 @@ impl Search {
         self.config.lead_utility * (lead / 3.0).tanh()
     }
 
+    /// Adds a leaf's utility to every edge on the path: its value (for the side to move at the
+    /// leaf) with the sign of the side choosing each edge, plus `draw_value` times its draw
+    /// probability, which is the same for both sides.
     fn backup(&mut self, path: &[u32], leaf_value: f32, leaf_draw: f32) {
         let mut value = leaf_value;
         let draw_term = self.config.draw_value * leaf_draw;
