@@ -264,8 +264,6 @@ fn engine_binary_speaks_the_protocol() {
     assert!(output.status.success());
 }
 
-/// A scripted game in the terminal: bad input gets a message and the prompt again, the helpers
-/// answer, undo takes back a move pair, and the record is saved at the end.
 /// Started outside the checkout, with no `models` folder in its working directory, the engine
 /// still plays the agent shipped for the board rather than falling back to alphabeta.
 #[test]
@@ -295,6 +293,8 @@ fn engine_finds_the_shipped_agent_from_any_folder() {
     assert!(output.status.success());
 }
 
+/// A scripted game in the terminal: bad input gets a message and the prompt again, the helpers
+/// answer, undo takes back a move pair, and the record is saved at the end.
 #[test]
 fn scripted_terminal_game() {
     let dir = tempfile::tempdir().unwrap();

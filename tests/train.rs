@@ -623,6 +623,16 @@ fn play_uniform(
     (output, games)
 }
 
+/// The colour `net` played in a game of [`play_uniform`] against `other`; any other pair of
+/// players fails the test.
+fn network_side(game: &epaminondas::selfplay::FinishedGame, other: &str) -> Color {
+    match (game.record.white.as_str(), game.record.black.as_str()) {
+        ("net", black) if black == other => Color::White,
+        (white, "net") if white == other => Color::Black,
+        players => panic!("game {} was played by {players:?}", game.index),
+    }
+}
+
 /// With `lead_seeker` at share 1 every game has one side searched for the piece lead too: the
 /// records name it, the tally counts the games against it, and only the other side's moves
 /// become samples.
@@ -638,12 +648,7 @@ fn self_play_with_a_lead_seeker_learns_only_from_the_other_side() {
     assert_eq!(games.len(), 8);
     let mut sides = Vec::new();
     for game in &games {
-        let record = &game.record;
-        let side = match (record.white.as_str(), record.black.as_str()) {
-            ("net", LEAD_SEEKER_NAME) => Color::White,
-            (LEAD_SEEKER_NAME, "net") => Color::Black,
-            other => panic!("game {} was played by {other:?}", game.index),
-        };
+        let side = network_side(game, LEAD_SEEKER_NAME);
         sides.push(side);
         assert!(!game.samples.is_empty());
         assert!(
@@ -681,11 +686,7 @@ fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     let mut sides = Vec::new();
     for game in &games {
         let record = &game.record;
-        let side = match (record.white.as_str(), record.black.as_str()) {
-            ("net", "greedy") => Color::White,
-            ("greedy", "net") => Color::Black,
-            other => panic!("game {} was played by {other:?}", game.index),
-        };
+        let side = network_side(game, "greedy");
         sides.push(side);
         // Every recorded position is one where the network moved (every move of its is a full
         // search here), and none is the opponent's.
