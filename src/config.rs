@@ -247,30 +247,11 @@ pub struct SelfPlayConfig {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub opponents: Vec<OpponentConfig>,
-    /// A share of the games (of those without an opponent) in which one side, drawn evenly, is
-    /// the network searching for the piece lead as well as the win, in a tree of its own: an
-    /// opponent that trades and attacks, unlike the network's own even games:
-    /// `lead_seeker = { share = 0.25, lead_utility = 0.5 }` adds `lead_utility * tanh(lead / 3)`
-    /// to each evaluated position for its side to move, `lead` that side's piece lead. Only the
-    /// other side's moves become samples; its records name that side `lead-seeker`. Off when
-    /// left out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lead_seeker: Option<LeadSeekerConfig>,
     /// With a cluster's workers: a game played by a network more than this many generations
     /// older than the newest is dropped (and counted) rather than trained on. Workers finish
     /// the games they began when a new network appears, and go on playing while the learner
     /// trains, so 1 keeps every game of the previous network.
     pub max_network_age: u32,
-}
-
-/// `[selfplay] lead_seeker`: see [`SelfPlayConfig::lead_seeker`].
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LeadSeekerConfig {
-    /// The share of the games, in (0, 1].
-    pub share: f64,
-    /// The weight of the lead in its search, in (0, 1].
-    pub lead_utility: f32,
 }
 
 /// The most generations a cluster's game may lag the newest network (a run has a few hundred).
@@ -310,7 +291,6 @@ impl Default for SelfPlayConfig {
             random_opening_plies: 4,
             stall_plies: 60,
             opponents: Vec::new(),
-            lead_seeker: None,
             max_network_age: 1,
         }
     }
@@ -820,12 +800,6 @@ impl Config {
                     "selfplay.opponents: `{}` is given twice",
                     opponent.player
                 ));
-            }
-        }
-        if let Some(LeadSeekerConfig { share, lead_utility }) = s.lead_seeker {
-            let in_range = |x: f64| x > 0.0 && x <= 1.0;
-            if !in_range(share) || !in_range(f64::from(lead_utility)) {
-                return invalid(format!("selfplay.lead_seeker: share and lead_utility must be in (0, 1], not {share} and {lead_utility}"));
             }
         }
         let shares: f64 = s.opponents.iter().map(|o| o.share).sum();

@@ -154,23 +154,10 @@ impl Opponent {
     }
 }
 
-/// The side of a game played by the network searching for the piece lead as well as the win
-/// (`[selfplay] lead_seeker`), with its own tree: an opponent that trades and attacks where the
-/// network's own search would not.
-struct LeadSeeker {
-    color: Color,
-    search: Search,
-}
-
-/// How the lead seeker's side is named in the records (and tallied as an opponent).
-pub const LEAD_SEEKER_NAME: &str = "lead-seeker";
-
 struct Game {
-    /// The network's own search (the lead seeker's moves are searched in its own tree).
     search: Search,
     /// None in a game of the network against itself.
     opponent: Option<Opponent>,
-    lead_seeker: Option<LeadSeeker>,
     rng: StdRng,
     start: Position,
     moves: Vec<Move>,
@@ -213,20 +200,9 @@ impl Game {
                 pool: Arc::clone(&source.pool),
             })
         });
-        // Drawn only when configured, as the opponents are, and never beside an opponent.
-        let lead_seeker = config
-            .lead_seeker
-            .filter(|seeker| opponent.is_none() && rng.random_bool(seeker.share))
-            .map(|seeker| {
-                let color = if rng.random_bool(0.5) { Color::White } else { Color::Black };
-                let search_config =
-                    SearchConfig { lead_utility: seeker.lead_utility, ..search_config.clone() };
-                LeadSeeker { color, search: Search::new(start, search_config) }
-            });
         let mut game = Game {
             search: Search::new(start, search_config.clone()),
             opponent,
-            lead_seeker,
             rng,
             start,
             moves: Vec::new(),
@@ -248,39 +224,15 @@ impl Game {
         self.search.root_position()
     }
 
-    /// Whether the side to move is the lead seeker.
-    fn seeker_to_move(&self) -> bool {
-        let to_move = self.position().side_to_move();
-        self.lead_seeker.as_ref().is_some_and(|seeker| seeker.color == to_move)
-    }
-
-    /// The search of the side to move, and the game's generator.
-    fn search_to_move(&mut self) -> (&mut Search, &mut StdRng) {
-        let seeker_to_move = self.seeker_to_move();
-        let Game { search, lead_seeker, rng, .. } = self;
-        match lead_seeker {
-            Some(seeker) if seeker_to_move => (&mut seeker.search, rng),
-            _ => (search, rng),
-        }
-    }
-
     fn pick_search_kind(&mut self, config: &SelfPlayConfig) {
         self.full = self.rng.random_bool(config.full_search_probability);
-        let full = self.full;
-        let Game { search, lead_seeker, rng, .. } = self;
-        search.set_noise(full, rng);
-        if let Some(seeker) = lead_seeker {
-            seeker.search.set_noise(full, rng);
-        }
+        self.search.set_noise(self.full, &mut self.rng);
     }
 
     fn play(&mut self, mv: Move, config: &SelfPlayConfig) {
         let before = self.position().occupied().count();
         self.moves.push(mv);
         self.search.advance(mv);
-        if let Some(seeker) = &mut self.lead_seeker {
-            seeker.search.advance(mv);
-        }
         self.plies_since_capture = if self.position().occupied().count() < before {
             0
         } else {
@@ -333,11 +285,10 @@ impl Game {
             }
             let target = if self.full { config.full_visits } else { config.fast_visits };
             let position = *self.position();
-            if self.search_to_move().0.root_visits() < target {
+            if self.search.root_visits() < target {
                 return false;
             }
-            // Only the network's own searches teach: the lead seeker's values the lead too.
-            if self.full && !self.seeker_to_move() {
+            if self.full {
                 let target = self.search.policy_target();
                 let total: f32 = target.iter().map(|&(_, w)| w).sum();
                 let policy = target
@@ -351,8 +302,10 @@ impl Game {
             } else {
                 config.temperature_end
             };
-            let (search, rng) = self.search_to_move();
-            let mv = search.choose_move(temperature, rng).expect("an expanded root has moves");
+            let mv = self
+                .search
+                .choose_move(temperature, &mut self.rng)
+                .expect("an expanded root has moves");
             self.play(mv, config);
         }
     }
@@ -366,29 +319,22 @@ impl Game {
 
     fn gather(&mut self, leaves: usize) -> Vec<(LeafToken, EvalRequest)> {
         let mut out = Vec::with_capacity(leaves);
-        let (search, _) = self.search_to_move();
-        let mut terminal = 0;
         for _ in 0..leaves {
-            match search.gather() {
+            match self.search.gather() {
                 Gathered::Leaf { token, request } => out.push((token, request)),
-                Gathered::Terminal => terminal += 1,
+                Gathered::Terminal => self.simulations += 1,
                 Gathered::Collision => break,
             }
         }
-        self.simulations += terminal + out.len() as u64;
+        self.simulations += out.len() as u64;
         out
     }
 
     /// The record (the network named `player`) and the samples of a finished game.
     fn finish(self, player: &str) -> (GameRecord, Vec<Sample>) {
-        let other = match (&self.opponent, &self.lead_seeker) {
-            (Some(Opponent { color, name, .. }), _) => Some((*color, name.as_str())),
-            (None, Some(seeker)) => Some((seeker.color, LEAD_SEEKER_NAME)),
-            (None, None) => None,
-        };
-        let (white, black) = match other {
-            Some((Color::White, name)) => (name, player),
-            Some((Color::Black, name)) => (player, name),
+        let (white, black) = match &self.opponent {
+            Some(Opponent { color: Color::White, name, .. }) => (name.as_str(), player),
+            Some(Opponent { color: Color::Black, name, .. }) => (player, name.as_str()),
             None => (player, player),
         };
         let mut record = GameRecord::new(white, black, self.start, self.moves);
@@ -989,8 +935,8 @@ impl Lane<'_> {
                 })
                 .collect();
             games.par_iter_mut().zip(per_game).for_each(|((_, game), leaves)| {
-                let (search, rng) = game.search_to_move();
                 for (token, request, evaluation) in leaves {
+                    let Game { search, rng, .. } = game;
                     search.apply(token, request, evaluation, rng);
                 }
             });

@@ -42,25 +42,6 @@ fn finds_a_win_in_one() {
     }
 }
 
-/// Self-play's lead seeker: with `lead_utility` the search values the piece lead, so where a
-/// capture is on offer and the network (here uniform) sees nothing, it takes the piece.
-#[test]
-fn a_lead_utility_takes_the_piece_on_offer() {
-    // White e5-e6 can capture Black's e7; Black's n9-n10 are far from everything.
-    let p = pos("14/14/13b/13b/14/4b9/4w9/4w9/14/14/w13/14 w");
-    let captures = |m: &Move| p.play_unchecked(*m).pieces(Color::Black).count() < 3;
-    assert!(p.legal_moves().iter().any(captures) && !p.legal_moves().iter().all(captures));
-    let config = SearchConfig { lead_utility: 1.0, ..SearchConfig::default() };
-    let mut rng = StdRng::seed_from_u64(7);
-    let mut s = Search::new(p, config);
-    s.run(&mut UniformEvaluator, 2000, 8, &mut rng);
-    let chosen = s.choose_move(0.0, &mut rng).unwrap();
-    assert!(captures(&chosen), "chose {chosen}");
-    assert!(s.summary().value > 0.2, "a piece up is worth tanh(1/3): {}", s.summary().value);
-    // Without it the uniform network gives every move the same value.
-    assert!(search(p, 2000, 8).summary().value.abs() < 0.05);
-}
-
 #[test]
 fn avoids_handing_over_a_win_in_one() {
     // Black h2 waits for a gap in g1-h1-i1; most moves of that phalanx open one. White a6 can

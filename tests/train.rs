@@ -633,43 +633,6 @@ fn network_side(game: &epaminondas::selfplay::FinishedGame, other: &str) -> Colo
     }
 }
 
-/// With `lead_seeker` at share 1 every game has one side searched for the piece lead too: the
-/// records name it, the tally counts the games against it, and only the other side's moves
-/// become samples.
-#[test]
-fn self_play_with_a_lead_seeker_learns_only_from_the_other_side() {
-    use epaminondas::config::LeadSeekerConfig;
-    use epaminondas::selfplay::LEAD_SEEKER_NAME;
-    let mut config = smoke();
-    config.selfplay.games_per_generation = 8;
-    config.selfplay.full_search_probability = 1.0;
-    config.selfplay.lead_seeker = Some(LeadSeekerConfig { share: 1.0, lead_utility: 0.5 });
-    let (output, games) = play_uniform(&config);
-    assert_eq!(games.len(), 8);
-    let mut sides = Vec::new();
-    for game in &games {
-        let side = network_side(game, LEAD_SEEKER_NAME);
-        sides.push(side);
-        assert!(!game.samples.is_empty());
-        assert!(
-            game.samples.iter().all(|s| s.position.side_to_move() == side),
-            "game {}",
-            game.index
-        );
-    }
-    assert!(sides.contains(&Color::White) && sides.contains(&Color::Black));
-    let tally = &output.stats.opponents;
-    assert_eq!(tally.len(), 1);
-    assert_eq!((tally[0].name.as_str(), tally[0].games), (LEAD_SEEKER_NAME, 8));
-
-    // Out of range: named.
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
-        .unwrap()
-        .replace("[selfplay]", "[selfplay]\nlead_seeker = { share = 0.25, lead_utility = 2 }");
-    let error = Config::parse(&text, "x.toml").unwrap_err().to_string();
-    assert!(error.contains("lead_seeker"), "{error}");
-}
-
 #[test]
 fn self_play_against_an_opponent_learns_only_from_the_networks_moves() {
     use epaminondas::config::OpponentConfig;

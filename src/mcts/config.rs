@@ -68,11 +68,6 @@ pub struct SearchConfig {
     /// recipe uses k = 2 on its 8x8 stage only: on 14x12 the pruned targets cost the network
     /// its score against alphabeta (docs/methods.md).
     pub forced_playouts: f32,
-    /// Default 0: a bonus of `lead_utility * tanh(lead / 3)` on each evaluated position for
-    /// its side to move, `lead` that side's piece lead, after KataGo's score utility. Not a
-    /// config key: self-play sets it for its lead seeker only (`[selfplay] lead_seeker`).
-    #[serde(skip)]
-    pub lead_utility: f32,
 }
 
 /// The draw value of self-play's search: both sides avoid draws, which keeps games on the
@@ -93,7 +88,6 @@ impl Default for SearchConfig {
             forced_results: true,
             draw_value: 0.0,
             forced_playouts: 0.0,
-            lead_utility: 0.0,
         }
     }
 }

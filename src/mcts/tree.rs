@@ -398,7 +398,7 @@ impl Search {
         }
         // The edges pushed, should an evaluation ever bring fewer priors than moves.
         let count = self.edges.len() as u32 - first;
-        let value = evaluation.value.clamp(-1.0, 1.0) + self.lead_bonus(&request.position);
+        let value = evaluation.value.clamp(-1.0, 1.0);
         let draw = evaluation.draw.clamp(0.0, 1.0);
         let draw_value = self.config.draw_value;
         let leaf = &mut self.nodes[node as usize];
@@ -430,17 +430,6 @@ impl Search {
         let Some(offset) = request.moves.iter().position(|&m| m == mv) else { return };
         self.nodes.push(new_node(request.position.play_unchecked(mv), true));
         self.edges[first + offset].child = (self.nodes.len() - 1) as u32;
-    }
-
-    /// What `lead_utility` adds to an evaluated position's value for its side to move.
-    fn lead_bonus(&self, position: &Position) -> f32 {
-        if self.config.lead_utility == 0.0 {
-            return 0.0;
-        }
-        let side = position.side_to_move();
-        let lead =
-            position.pieces(side).count() as f32 - position.pieces(side.opponent()).count() as f32;
-        self.config.lead_utility * (lead / 3.0).tanh()
     }
 
     /// Adds a leaf's utility to every edge on the path: its value (for the side to move at the
