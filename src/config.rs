@@ -1,6 +1,7 @@
 //! The training configuration: one TOML file, every section a serde struct that rejects unknown
 //! keys, checked by `validate` before anything runs.
 
+use crate::arena::{MAX_MATCH_GAMES, MAX_MATCH_PARALLEL};
 use crate::game::Rules;
 use crate::mcts::{RootNoise, SearchConfig};
 use crate::nn::model::NetConfig;
@@ -616,8 +617,17 @@ impl MatchesConfig {
         if self.games < 2 || !self.games.is_multiple_of(2) {
             return invalid(format!("matches.games must be even and at least 2 (each opening is played with both colours), not {}", self.games));
         }
-        if self.parallel == 0 {
-            return invalid("matches.parallel must be at least 1".into());
+        if self.games > MAX_MATCH_GAMES {
+            return invalid(format!(
+                "matches.games must be at most {MAX_MATCH_GAMES}, not {}",
+                self.games
+            ));
+        }
+        if !(1..=MAX_MATCH_PARALLEL).contains(&self.parallel) {
+            return invalid(format!(
+                "matches.parallel must be 1..={MAX_MATCH_PARALLEL}, not {}",
+                self.parallel
+            ));
         }
         Ok(())
     }
@@ -754,6 +764,11 @@ impl Config {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |m: String| Err(ConfigError::Invalid(m));
         self.rules.validate().map_err(|e| ConfigError::Invalid(format!("rules: {e}")))?;
+        // Self-play and rating games must end; a config read from a file always has a cap
+        // (the default's when it names none), so only a hand-edited run's config lacks it.
+        if self.rules.ply_cap.is_none() {
+            return invalid("rules.ply_cap must be set: every self-play game needs a cap".into());
+        }
         self.network.resolve()?;
         self.search.validate().map_err(|e| ConfigError::Invalid(format!("search: {e}")))?;
         if let Some(threads) = self.run.threads.filter(|t| !(1..=256).contains(t)) {
@@ -789,8 +804,11 @@ impl Config {
         if s.full_visits < 2 || s.fast_visits < 1 || s.fast_visits > s.full_visits {
             return invalid(format!("selfplay visits: need full_visits >= 2 and 1 <= fast_visits <= full_visits (got {} and {})", s.full_visits, s.fast_visits));
         }
-        if s.temperature_start < 0.0 || s.temperature_end < 0.0 {
-            return invalid("selfplay temperatures must be >= 0".into());
+        if ![s.temperature_start, s.temperature_end].iter().all(|t| *t >= 0.0 && t.is_finite()) {
+            return invalid(format!(
+                "selfplay temperatures must be finite and >= 0, not {} and {}",
+                s.temperature_start, s.temperature_end
+            ));
         }
         for (i, opponent) in s.opponents.iter().enumerate() {
             opponent.spec()?;
@@ -812,9 +830,9 @@ impl Config {
         if r.min_window == 0
             || r.max_window < r.min_window
             || !(0.0..=1.0).contains(&r.window_exponent)
-            || r.max_sample_reuse <= 0.0
+            || !(r.max_sample_reuse > 0.0 && r.max_sample_reuse.is_finite())
         {
-            return invalid("replay: need 0 < min_window <= max_window, window_exponent in [0, 1], max_sample_reuse > 0".into());
+            return invalid("replay: need 0 < min_window <= max_window, window_exponent in [0, 1], max_sample_reuse finite and > 0".into());
         }
         if !(0.0..1.0).contains(&r.records_share) {
             return invalid(format!("replay.records_share must be in [0, 1) (self-play must keep a part of each batch), not {}", r.records_share));
@@ -850,6 +868,12 @@ impl Config {
         let e = &self.evaluation;
         if e.every > 0 && (e.games == 0 || e.simulations == 0) {
             return invalid("evaluation: games and simulations must be at least 1 (or every = 0 to turn rating off)".into());
+        }
+        if e.games > MAX_MATCH_GAMES {
+            return invalid(format!(
+                "evaluation.games must be at most {MAX_MATCH_GAMES}, not {}",
+                e.games
+            ));
         }
         e.baseline_specs()?;
         let t = &self.training;

@@ -404,6 +404,17 @@ fn matches_refuse_rules_without_a_ply_cap_and_bad_players() {
     let mut uncapped = settings(2, 1);
     uncapped.rules.ply_cap = None;
     assert!(play_match(&random, &random, DeviceChoice::Cpu, &uncapped, &|_, _| {}).is_err());
+    // Sizes that would exhaust memory are refused up front, by name.
+    for (games, parallel, named) in
+        [(100_000_000_000, 1, "at most 100000 games"), (2, 20_000, "at most 256 games at once")]
+    {
+        let error =
+            play_match(&random, &random, DeviceChoice::Cpu, &settings(games, parallel), &|_, _| {})
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+        assert!(error.contains(named), "{games} games, {parallel} at once: {error}");
+    }
     let missing: PlayerSpec = "net:/no/such/file.safetensors".parse().unwrap();
     let error = play_match(&missing, &random, DeviceChoice::Cpu, &settings(2, 2), &|_, _| {})
         .err()

@@ -859,6 +859,53 @@ fn bad_configs_are_named() {
         let error = Config::parse(&huge, "x.toml").unwrap_err().to_string();
         assert!(error.contains(key) && error.contains("at most"), "{key}: {error}");
     }
+    // Numbers that pass a comparison as NaN or infinity would silently break self-play (NaN
+    // temperatures always play the last move, infinite noise makes every prior NaN).
+    for (section, key, named) in [
+        ("[selfplay]", "temperature_start = nan", "temperatures"),
+        ("[selfplay]", "temperature_end = inf", "temperatures"),
+        (
+            "[search]",
+            "root_noise = { kind = \"dirichlet\", alpha_total = inf, weight = 0.0 }",
+            "alpha_total",
+        ),
+        ("[search]", "fpu = { kind = \"parent-reduction\", reduction = nan }", "fpu"),
+        ("[search]", "fpu = { kind = \"const\", value = -inf }", "fpu"),
+    ] {
+        let bad = if text.contains(section) {
+            text.replacen(section, &format!("{section}\n{key}"), 1)
+        } else {
+            format!("{text}\n{section}\n{key}\n")
+        };
+        let error = Config::parse(&bad, "x.toml").unwrap_err().to_string();
+        assert!(error.contains(named), "{key}: {error}");
+    }
+    let rating = text.replace("every = 1\ngames = 2", "every = 1\ngames = 100000000000");
+    assert_ne!(rating, text);
+    let error = Config::parse(&rating, "x.toml").unwrap_err().to_string();
+    assert!(error.contains("evaluation.games") && error.contains("at most"), "{error}");
+    let reuse = text.replace("max_sample_reuse = 4.0", "max_sample_reuse = nan");
+    assert_ne!(reuse, text);
+    let error = Config::parse(&reuse, "x.toml").unwrap_err().to_string();
+    assert!(error.contains("max_sample_reuse"), "{error}");
+    let matches = |lines: &str| {
+        format!("{text}\n[matches]\nopponent = \"greedy\"\nagent = \"sims=8\"\n{lines}\n")
+    };
+    Config::parse(&matches("games = 2\nparallel = 2\nlearn = false"), "x.toml").unwrap();
+    for (lines, named) in [
+        ("games = 100000000000\nparallel = 2\nlearn = false", "matches.games must be at most"),
+        ("games = 2\nparallel = 20000\nlearn = false", "matches.parallel must be 1..=256"),
+    ] {
+        let error = Config::parse(&matches(lines), "x.toml").unwrap_err().to_string();
+        assert!(error.contains(named), "{lines}: {error}");
+    }
+    // A run's stored config gets no default cap: one without a cap is refused, since its
+    // games could run forever.
+    let stored = Config::parse(&text, "x.toml").unwrap().to_toml();
+    let uncapped = stored.replace("ply_cap = 40\n", "");
+    assert_ne!(uncapped, stored);
+    let error = Config::parse_stored(&uncapped, "run/config.toml").unwrap_err().to_string();
+    assert!(error.contains("ply_cap"), "{error}");
     let share = text.replace("[training]", "[training]\nsearch_value_share = 1.5");
     assert!(Config::parse(&share, "x.toml")
         .unwrap_err()

@@ -19,6 +19,11 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
+/// The most games a match plays (its openings are drawn up front).
+pub const MAX_MATCH_GAMES: usize = 100_000;
+/// The most games played at once, each a thread with two players of its own.
+pub const MAX_MATCH_PARALLEL: usize = 256;
+
 /// How a match is played.
 #[derive(Clone, Debug)]
 pub struct MatchSettings {
@@ -34,6 +39,25 @@ pub struct MatchSettings {
     /// Overrides each player's own limit where set (for "equal time per move").
     pub limit: Limit,
     pub sprt: Option<Sprt>,
+}
+
+impl MatchSettings {
+    /// Refuses a match that could not end or could not be held in memory.
+    pub fn check(&self) -> Result<(), ArenaError> {
+        if self.rules.ply_cap.is_none() {
+            return Err(ArenaError::NoPlyCap);
+        }
+        if self.games == 0 {
+            return Err(ArenaError::NoGames);
+        }
+        if self.games > MAX_MATCH_GAMES {
+            return Err(ArenaError::TooManyGames(self.games));
+        }
+        if self.parallel > MAX_MATCH_PARALLEL {
+            return Err(ArenaError::TooManyAtOnce(self.parallel));
+        }
+        Ok(())
+    }
 }
 
 /// One finished game of a match.
@@ -64,6 +88,10 @@ pub enum ArenaError {
     NoPlyCap,
     #[error("a match needs at least one game")]
     NoGames,
+    #[error("a match plays at most {MAX_MATCH_GAMES} games, not {0}")]
+    TooManyGames(usize),
+    #[error("a match plays at most {MAX_MATCH_PARALLEL} games at once, not {0}")]
+    TooManyAtOnce(usize),
     /// A record handed to [`games_from_records`] is not a game of the match to be continued.
     #[error("record {number} is not a game of this match: {problem}")]
     ForeignRecord { number: usize, problem: String },
@@ -180,12 +208,7 @@ pub fn continue_match(
     earlier: Vec<GameResult>,
     on_game: &dyn Fn(&GameResult, &Tally),
 ) -> Result<MatchResult, ArenaError> {
-    if settings.rules.ply_cap.is_none() {
-        return Err(ArenaError::NoPlyCap);
-    }
-    if settings.games == 0 {
-        return Err(ArenaError::NoGames);
-    }
+    settings.check()?;
     let played: HashSet<usize> = earlier.iter().map(|g| g.index).collect();
     let pending: Vec<usize> = (0..settings.games).filter(|i| !played.contains(i)).collect();
     let mut tally: Tally = earlier.iter().map(|g| g.a_score).collect();

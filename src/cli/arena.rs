@@ -99,6 +99,7 @@ impl ArenaArgs {
 /// game played at once given its share of the cores for libtorch.
 fn prepare(settings: &MatchSettings, players: &[&PlayerSpec]) -> anyhow::Result<()> {
     settings.rules.validate()?;
+    settings.check()?;
     for player in players {
         crate::players::check_rules(player, &settings.rules)?;
     }

@@ -98,9 +98,17 @@ impl SearchConfig {
             return Err(format!("c_puct must be a positive number, not {}", self.c_puct));
         }
         if let RootNoise::Dirichlet { alpha_total, weight } = self.root_noise {
-            if alpha_total.is_nan() || alpha_total <= 0.0 || !(0.0..=1.0).contains(&weight) {
-                return Err(format!("Dirichlet noise needs alpha_total > 0 and weight in [0, 1], not {alpha_total} and {weight}"));
+            let finite = alpha_total > 0.0 && alpha_total.is_finite();
+            if !finite || !(0.0..=1.0).contains(&weight) {
+                return Err(format!("Dirichlet noise needs a finite alpha_total > 0 and weight in [0, 1], not {alpha_total} and {weight}"));
             }
+        }
+        let fpu = match self.fpu {
+            Fpu::Const { value } => value,
+            Fpu::ParentReduction { reduction } => reduction,
+        };
+        if !fpu.is_finite() {
+            return Err(format!("fpu needs a finite number, not {fpu}"));
         }
         if !(self.forced_playouts >= 0.0 && self.forced_playouts.is_finite()) {
             return Err(format!(
