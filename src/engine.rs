@@ -29,6 +29,20 @@ use crate::nn::DeviceChoice;
 use crate::players::{winning_chance, Limit, Player, PlayerSpec};
 use std::time::Duration;
 
+/// The largest limits the protocol accepts (advertised by `uci`); a larger one is refused rather
+/// than cut, so a GUI learns that its number was not used.
+const MAX_NODES: u64 = 100_000_000;
+const MAX_MOVE_TIME_MS: u64 = 3_600_000;
+const MAX_DEPTH: u32 = 64;
+
+/// `value`, or an error naming `what` where it exceeds `most`.
+fn at_most(value: u64, most: u64, what: &str) -> Result<u64, String> {
+    if value > most {
+        return Err(format!("{what} must be at most {most}, not {value}"));
+    }
+    Ok(value)
+}
+
 /// One protocol session: the player, the rules, the current position and default limits.
 pub struct EngineSession {
     spec: PlayerSpec,
@@ -115,9 +129,9 @@ impl EngineSession {
             format!("id name epaminondas {} ({})", env!("CARGO_PKG_VERSION"), self.player.name()),
             "id author the epaminondas developers".into(),
             format!("option name Player type string default {}", self.spec),
-            "option name Nodes type spin default 0 min 0 max 100000000".into(),
-            "option name MoveTime type spin default 0 min 0 max 3600000".into(),
-            "option name Depth type spin default 0 min 0 max 64".into(),
+            format!("option name Nodes type spin default 0 min 0 max {MAX_NODES}"),
+            format!("option name MoveTime type spin default 0 min 0 max {MAX_MOVE_TIME_MS}"),
+            format!("option name Depth type spin default 0 min 0 max {MAX_DEPTH}"),
             format!("option name PlyCap type spin default {} min 0 max 65535", self.rules.ply_cap.unwrap_or(0)),
             format!("option name Symmetry type combo default {} var mirror var rotation var both var off", self.rules.symmetry),
             format!("option name Board type string default {}x{}", self.rules.width, self.rules.height),
@@ -146,9 +160,9 @@ impl EngineSession {
                 self.player = spec.build(self.device, self.games).map_err(|e| e.to_string())?;
                 self.spec = spec;
             }
-            "nodes" => self.limit.nodes = Some(number(value)?).filter(|&n| n > 0),
-            "movetime" => self.limit.time = Some(number(value)?).filter(|&t| t > 0).map(Duration::from_millis),
-            "depth" => self.limit.depth = Some(number(value)? as u32).filter(|&d| d > 0),
+            "nodes" => self.limit.nodes = Some(at_most(number(value)?, MAX_NODES, "Nodes")?).filter(|&n| n > 0),
+            "movetime" => self.limit.time = Some(at_most(number(value)?, MAX_MOVE_TIME_MS, "MoveTime")?).filter(|&t| t > 0).map(Duration::from_millis),
+            "depth" => self.limit.depth = Some(at_most(number(value)?, MAX_DEPTH.into(), "Depth")? as u32).filter(|&d| d > 0),
             "plycap" => {
                 let cap = number(value)?;
                 let cap = u16::try_from(cap).map_err(|_| format!("PlyCap must be at most 65535, not {cap}"))?;
@@ -248,9 +262,13 @@ impl EngineSession {
                 .parse::<u64>()
                 .map_err(|_| format!("go: {key} needs a whole number, not {value:?}"))?;
             match key {
-                "nodes" => limit.nodes = Some(number.max(1)),
+                "nodes" => limit.nodes = Some(at_most(number, MAX_NODES, "go: nodes")?.max(1)),
+                // A time past any clock is no deadline, as `wtime` is: nothing is allocated for it.
                 "movetime" => limit.time = Some(Duration::from_millis(number.max(1))),
-                "depth" => limit.depth = Some((number as u32).clamp(1, 64)),
+                "depth" => {
+                    limit.depth =
+                        Some(at_most(number, MAX_DEPTH.into(), "go: depth")?.max(1) as u32)
+                }
                 "wtime" => clock[0] = Some(number),
                 "btime" => clock[1] = Some(number),
                 "winc" => increment[0] = number,

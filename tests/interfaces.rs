@@ -71,6 +71,12 @@ fn engine_errors_are_reported_and_change_nothing() {
         ("go nodes many", "whole number"),
         ("go wtime", "needs a value"),
         ("setoption name Depth value deep", "whole number"),
+        // Past the limits `uci` advertises, refused rather than cut (2^32 + 1 once read as 1).
+        ("setoption name Depth value 4294967297", "at most 64"),
+        ("setoption name Nodes value 100000001", "at most 100000000"),
+        ("setoption name MoveTime value 3600001", "at most 3600000"),
+        ("go depth 4294967296", "at most 64"),
+        ("go nodes 4000000000", "at most 100000000"),
         ("setoption name Colour value red", "unknown option"),
         ("setoption name Player value minimax", "unknown kind"),
         ("setoption name Board value hexagon", "crossings-board"),
@@ -248,7 +254,11 @@ fn engine_binary_speaks_the_protocol() {
         .stdin
         .take()
         .unwrap()
-        .write_all(b"uci\nisready\nposition startpos moves a1-a3\ngo nodes 5\nbogus\nquit\n")
+        // A line of bytes that are not text (\xff) is answered like any bad command, and
+        // the engine goes on to the next.
+        .write_all(
+            b"uci\n\xff\xfe\nisready\nposition startpos moves a1-a3\ngo nodes 5\nbogus\nquit\n",
+        )
         .unwrap();
     let output = child.wait_with_output().unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
@@ -261,6 +271,7 @@ fn engine_binary_speaks_the_protocol() {
         .unwrap();
     assert!(after.parse_move(reply).is_ok(), "{reply} is not legal for Black");
     assert!(lines.iter().any(|l| l.starts_with("info string error: unknown command")));
+    assert!(lines.contains(&"info string error: the line is not UTF-8 text"), "{text}");
     assert!(output.status.success());
 }
 

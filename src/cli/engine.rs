@@ -15,10 +15,20 @@ pub fn engine(args: EngineArgs) -> anyhow::Result<()> {
     let mut session =
         EngineSession::new(spec, args.agent.choice.device, rules).map_err(anyhow::Error::msg)?;
     let stdout = std::io::stdout();
-    for line in std::io::stdin().lock().lines() {
-        let line = line?;
+    let mut input = std::io::stdin().lock();
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        if input.read_until(b'\n', &mut bytes)? == 0 {
+            break;
+        }
+        // A line that is not text gets an error like any other bad command; the GUI may go on.
+        let replies = match std::str::from_utf8(&bytes) {
+            Ok(line) => session.handle(line.trim_end_matches(['\n', '\r'])),
+            Err(_) => vec!["info string error: the line is not UTF-8 text".to_string()],
+        };
         let mut out = stdout.lock();
-        for reply in session.handle(&line) {
+        for reply in replies {
             writeln!(out, "{reply}")?;
         }
         out.flush()?;
