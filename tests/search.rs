@@ -317,6 +317,17 @@ fn checkpoint_round_trip_and_bad_files() {
     let error =
         Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("has shape") && error.contains("lying.safetensors"), "{error}");
+    // A config far larger than the file's weights is refused before a network of its size is
+    // made (a damaged one could ask for gigabytes): 9 blocks of 99 channels need 1,587,762.
+    let mut edited = bytes.clone();
+    edited[at + needle.len() - 2..at + needle.len()].copy_from_slice(b"99");
+    let needle = br#"\"blocks\":1"#;
+    let at = edited.windows(needle.len()).position(|w| w == needle).expect("the stored config");
+    edited[at + needle.len() - 1] = b'9';
+    std::fs::write(&lying, &edited).unwrap();
+    let error =
+        Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("needs at least 1587762 weights"), "{error}");
 }
 
 /// An evaluator that calls a position drawn (draw probability 1) when White has a piece on a2,

@@ -36,6 +36,13 @@ pub fn export_torchscript(
     // The module holds the very weight tensors as constants, and TorchScript refuses to load
     // constants that require gradients: unfreeze only after saving.
     network.vs.unfreeze();
-    saved?;
-    std::fs::rename(&temp, path).map_err(|source| NetError::Io { path: path.to_path_buf(), source })
+    let renamed = saved.map_err(NetError::from).and_then(|()| {
+        std::fs::rename(&temp, path)
+            .map_err(|source| NetError::Io { path: path.to_path_buf(), source })
+    });
+    if renamed.is_err() {
+        // Whatever libtorch wrote half of is no use to anyone.
+        let _ = std::fs::remove_file(&temp);
+    }
+    renamed
 }

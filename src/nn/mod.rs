@@ -335,6 +335,16 @@ impl Network {
         let file = TensorFile::read(path, FORMAT)?;
         let config: NetConfig = serde_json::from_str(file.meta("net_config")?)
             .map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
+        // Checked before the network is made: a damaged net_config could ask for gigabytes.
+        if file.value_count() < config.trunk_weights() {
+            return Err(file.format_error(format!(
+                "its net_config ({} blocks of {} channels) needs at least {} weights, the file holds {}",
+                config.blocks,
+                config.channels,
+                config.trunk_weights(),
+                file.value_count()
+            )));
+        }
         let network = Network::new(&config, device, None)?;
         tch::no_grad(|| -> Result<(), NetError> {
             for (name, mut variable) in network.vs.variables() {

@@ -129,6 +129,13 @@ impl NetConfig {
         policy_planes(self.stones)
     }
 
+    /// The weights of the trunk's 3x3 convolutions (two a block), which every file of this
+    /// shape holds: a lower bound on the weights of the whole network.
+    pub fn trunk_weights(&self) -> u64 {
+        let channels = self.channels.unsigned_abs();
+        (18 * self.blocks as u64).saturating_mul(channels.saturating_mul(channels))
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if self.blocks == 0 || self.blocks > 64 {
             return Err(format!("blocks must be 1..=64, not {}", self.blocks));

@@ -74,6 +74,17 @@ impl TensorFile {
             .ok_or_else(|| self.format_error(format!("no {key} in its metadata")))
     }
 
+    /// The values its tensors hold, all together.
+    pub fn value_count(&self) -> u64 {
+        let tensors =
+            safetensors::SafeTensors::deserialize(&self.bytes).expect("checked when read");
+        tensors
+            .tensors()
+            .iter()
+            .map(|(_, view)| view.shape().iter().product::<usize>() as u64)
+            .sum()
+    }
+
     /// The tensor `name`, which must be f32 of shape `expected`, on `device`.
     pub fn tensor(&self, name: &str, expected: &[i64], device: Device) -> Result<Tensor, NetError> {
         let tensors =
