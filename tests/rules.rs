@@ -282,6 +282,10 @@ fn records_round_trip_and_replay() {
     let back = GameRecord::parse(&text).unwrap();
     assert_eq!(back, record);
     assert_eq!(back.final_position(), p);
+    // Setting a tag again replaces it (a worker's game tagged anew by the learner keeps one).
+    let retagged = record.clone().with_tag("Event", "again");
+    assert_eq!(retagged.tag("Event"), Some("again"));
+    assert_eq!(retagged.to_string().matches("[Event ").count(), 1, "{retagged}");
     // Two records in one file.
     let both = GameRecord::parse_all(&format!("{text}\n{text}")).unwrap();
     assert_eq!(both.len(), 2);

@@ -17,8 +17,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
     /// Threads answering requests: enough that the page loads while the agent thinks.
-    #[arg(long, default_value_t = 4)]
-    pub workers: usize,
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: u16,
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -27,7 +27,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let name = agent.name();
     // --sims/--time become the strength of games that ask for none; resolve() put them in the spec.
     let api = Arc::new(Api::new(agent, name.clone(), rules, spec.limit));
-    let server = Server::start(api, &format!("{}:{}", args.host, args.port), args.workers)?;
+    let server = Server::start(api, &format!("{}:{}", args.host, args.port), args.workers.into())?;
     // The first line names the address, so scripts (and the tests) can find a port picked by 0.
     println!("serving {} on {rules} at {}", name, server.url());
     println!("open it in a browser; Ctrl-C stops the server");

@@ -60,8 +60,8 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub auth: super::worker::ClusterAuth,
     /// With --cluster: workers to run in this process beside the learner.
-    #[arg(long, default_value_t = 0, requires = "cluster")]
-    pub local_workers: usize,
+    #[arg(long, default_value_t = 0, requires = "cluster", value_parser = clap::value_parser!(u16).range(0..=256))]
+    pub local_workers: u16,
 }
 
 impl TrainArgs {

@@ -153,7 +153,10 @@ impl GameRecord {
         self
     }
 
+    /// Sets the tag `name`, replacing any it had: a record passed on (a worker's game in the
+    /// learner's journal) carries the tags of whoever set them last, never two of one name.
     pub fn with_tag(mut self, name: &str, value: impl fmt::Display) -> GameRecord {
+        self.extra.retain(|(key, _)| key != name);
         self.extra.push((name.to_string(), value.to_string()));
         self
     }
