@@ -328,6 +328,12 @@ fn checkpoint_round_trip_and_bad_files() {
     let error =
         Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(error.contains("needs at least 1587762 weights"), "{error}");
+    // A shape no network may have is named as the file's, before anything is made.
+    edited[at + needle.len() - 1] = b'0';
+    std::fs::write(&lying, &edited).unwrap();
+    let error =
+        Network::load(&lying, tch::Device::Cpu).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(error.contains("bad net_config: blocks must be") && error.contains("lying"), "{error}");
 }
 
 /// An evaluator that calls a position drawn (draw probability 1) when White has a piece on a2,

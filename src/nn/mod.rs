@@ -336,6 +336,7 @@ impl Network {
         let config: NetConfig = serde_json::from_str(file.meta("net_config")?)
             .map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
         // Checked before the network is made: a damaged net_config could ask for gigabytes.
+        config.validate().map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
         if file.value_count() < config.trunk_weights() {
             return Err(file.format_error(format!(
                 "its net_config ({} blocks of {} channels) needs at least {} weights, the file holds {}",

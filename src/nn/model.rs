@@ -133,7 +133,7 @@ impl NetConfig {
     /// shape holds: a lower bound on the weights of the whole network.
     pub fn trunk_weights(&self) -> u64 {
         let channels = self.channels.unsigned_abs();
-        (18 * self.blocks as u64).saturating_mul(channels.saturating_mul(channels))
+        (self.blocks as u64).saturating_mul(18).saturating_mul(channels.saturating_mul(channels))
     }
 
     pub fn validate(&self) -> Result<(), String> {
