@@ -152,10 +152,13 @@ impl RunConfig {
     }
 }
 
+/// The most threads a run takes (`run.threads`), and games a match plays at once.
+pub const MAX_THREADS: usize = 256;
+
 /// The cores this process may run on: its CPU affinity and its cgroup's CPU quota, as the
-/// standard library reads them (at least 1).
+/// standard library reads them (at least 1, at most [`MAX_THREADS`]).
 pub fn available_cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS)
 }
 
 /// A named size, or an explicit shape.
@@ -506,7 +509,7 @@ pub fn check_optimiser(
 }
 
 /// Rating games during training: every `every` generations the newest checkpoint plays the
-/// baselines and the checkpoint rated before it, and the Elo fitted over all such games goes into
+/// baselines and the checkpoint `every` generations older, and the Elo fitted over all such games goes into
 /// `metrics.csv`, so a run shows its own progress.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -771,8 +774,8 @@ impl Config {
         }
         self.network.resolve()?;
         self.search.validate().map_err(|e| ConfigError::Invalid(format!("search: {e}")))?;
-        if let Some(threads) = self.run.threads.filter(|t| !(1..=256).contains(t)) {
-            return invalid(format!("run.threads must be 1..=256, not {threads}"));
+        if let Some(threads) = self.run.threads.filter(|t| !(1..=MAX_THREADS).contains(t)) {
+            return invalid(format!("run.threads must be 1..={MAX_THREADS}, not {threads}"));
         }
         let s = &self.selfplay;
         if s.games_per_generation == 0 || s.parallel_games == 0 || s.leaves_per_game == 0 {

@@ -135,8 +135,12 @@ impl DistillConfig {
         if self.rules.ply_cap.is_none() {
             return invalid("rules.ply_cap must be set: the teacher's games must end".into());
         }
-        if self.run.threads == 0 || self.run.threads > 256 {
-            return invalid(format!("run.threads must be 1..=256, not {}", self.run.threads));
+        if !(1..=crate::config::MAX_THREADS).contains(&self.run.threads) {
+            return invalid(format!(
+                "run.threads must be 1..={}, not {}",
+                crate::config::MAX_THREADS,
+                self.run.threads
+            ));
         }
         if self.run.steps == 0 || self.run.checkpoint_every == 0 {
             return invalid("run.steps and run.checkpoint_every must be positive".into());

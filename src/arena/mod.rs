@@ -19,10 +19,12 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-/// The most games a match plays (its openings are drawn up front).
+/// The most games a match plays (the games to play are listed up front).
 pub const MAX_MATCH_GAMES: usize = 100_000;
-/// The most games played at once, each a thread with two players of its own.
-pub const MAX_MATCH_PARALLEL: usize = 256;
+/// The most games played at once, each a thread with two players of its own: as many as the
+/// cores the program uses at most (`config::MAX_THREADS`), which the default of one a core
+/// never exceeds.
+pub const MAX_MATCH_PARALLEL: usize = crate::config::MAX_THREADS;
 
 /// How a match is played.
 #[derive(Clone, Debug)]
