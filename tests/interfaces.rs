@@ -514,6 +514,32 @@ fn exported_agents_carry_their_rules_and_training() {
         .status()
         .unwrap();
     assert!(status.success());
+    // An agent already there is replaced only when asked to.
+    let again = |force: bool| {
+        let mut command = Command::new(binary);
+        command.arg("export").arg(run.join("checkpoints/gen-000000.safetensors"));
+        command.arg("--out").arg(&agent).arg("--no-torchscript");
+        if force {
+            command.arg("--force");
+        }
+        command.output().unwrap()
+    };
+    let refused = again(false);
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && error.contains("exists") && error.contains("--force"));
+    assert_eq!(Network::load(&agent, tch::Device::Cpu).unwrap().1["generation"], "1");
+    assert!(again(true).status.success());
+    assert_eq!(Network::load(&agent, tch::Device::Cpu).unwrap().1["generation"], "0");
+    let status = Command::new(binary)
+        .arg("export")
+        .arg(run.join("checkpoints/gen-000001.safetensors"))
+        .arg("--out")
+        .arg(&agent)
+        .arg("--force")
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
     let (_, metadata) = Network::load(&agent, tch::Device::Cpu).unwrap();
     assert_eq!(metadata["generation"], "1");
     assert_eq!(metadata["training_games"], "4");

@@ -24,6 +24,9 @@ pub struct ExportArgs {
     /// Skip the TorchScript module.
     #[arg(long)]
     pub no_torchscript: bool,
+    /// Replace an agent (or TorchScript module) already at --out; without it one is refused.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// What the run directory knows about a checkpoint in its `checkpoints/` folder.
@@ -92,6 +95,15 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
                 anyhow::anyhow!("{}: its rules metadata: {problem}", args.checkpoint.display())
             })?,
     };
+    let module = (!args.no_torchscript).then(|| args.out.with_extension("pt"));
+    if !args.force {
+        if let Some(existing) = std::iter::once(&args.out).chain(&module).find(|p| p.exists()) {
+            anyhow::bail!(
+                "{} exists: export under another name, or pass --force to replace it",
+                existing.display()
+            );
+        }
+    }
     let generation: Option<u32> = metadata.get("generation").and_then(|g| g.parse().ok());
     let mut agent = metadata.clone();
     agent.remove("format");
@@ -106,8 +118,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     network.save(&args.out, &agent)?;
     println!("agent: {}", args.out.display());
 
-    if !args.no_torchscript {
-        let module = args.out.with_extension("pt");
+    if let Some(module) = module {
         export_torchscript(&mut network, &module, rules.width, rules.height)?;
         println!("TorchScript: {}", module.display());
     }
