@@ -214,7 +214,7 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
 }
 
 /// The curriculum of a run may change on resume only for generations still to come: the
-/// finished ones and the one in progress were played on the stored boards.
+/// finished ones and the one in progress were played under the stored rules.
 #[test]
 fn a_resumed_run_keeps_the_boards_of_its_past_generations() {
     let dir = tempfile::tempdir().unwrap();
@@ -227,6 +227,7 @@ fn a_resumed_run_keeps_the_boards_of_its_past_generations() {
     shorter.curriculum[0].until = 1;
     let error = Run::open(&run_dir, Some(shorter)).err().expect("other past boards").to_string();
     assert!(error.contains("generation 2") && error.contains("curriculum"), "{error}");
+    assert!(error.contains("(14x12") && error.contains("(8x8"), "both rules named: {error}");
     // Without the stage generation 1 would have been on 14x12: refused too.
     let mut none = config.clone();
     none.curriculum.clear();

@@ -409,12 +409,14 @@ impl Run {
             if state_path.exists() {
                 let state = read_state(&state_path)?;
                 // The curriculum may change only for generations to come: the finished ones
-                // and the one in progress (its journal) were played on the stored one's boards.
+                // and the one in progress (its journal) were played under the stored one's rules.
                 if let Some(generation) =
                     (1..=state.generation + 1).find(|&g| config.rules_for(g) != stored.rules_for(g))
                 {
                     let problem = format!(
-                        "the [[curriculum]] gives generation {generation} another board than the run played it on"
+                        "the [[curriculum]] gives generation {generation} other rules ({}) than the run played it on ({})",
+                        config.rules_for(generation),
+                        stored.rules_for(generation)
                     );
                     return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
                 }
