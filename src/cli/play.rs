@@ -140,7 +140,7 @@ pub struct PlayArgs {
     /// Plain ASCII board even on a terminal.
     #[arg(long)]
     pub plain: bool,
-    /// Where the game record goes (default: games/play-UNIXTIME.txt).
+    /// Where the game record goes (default: games/play-UNIXTIME-PID.txt).
     #[arg(long)]
     pub record: Option<PathBuf>,
 }
