@@ -5,7 +5,8 @@ use epaminondas::arena::elo::{
 };
 use epaminondas::arena::ratings::{fit, fit_with_errors, RatedGame};
 use epaminondas::arena::{
-    continue_match, games_from_records, play_match, random_opening, GameResult, MatchSettings,
+    continue_match, games_from_records, play_match, random_opening, ArenaError, GameResult,
+    MatchSettings,
 };
 use epaminondas::game::{GameRecord, Position, Rules};
 use epaminondas::nn::DeviceChoice;
@@ -403,7 +404,8 @@ fn matches_refuse_rules_without_a_ply_cap_and_bad_players() {
     let random: PlayerSpec = "random".parse().unwrap();
     let mut uncapped = settings(2, 1);
     uncapped.rules.ply_cap = None;
-    assert!(play_match(&random, &random, DeviceChoice::Cpu, &uncapped, &|_, _| {}).is_err());
+    let error = play_match(&random, &random, DeviceChoice::Cpu, &uncapped, &|_, _| {});
+    assert!(matches!(error, Err(ArenaError::NoPlyCap)), "{:?}", error.map(|r| r.tally));
     // Sizes that would exhaust memory are refused up front, by name.
     for (games, parallel, named) in
         [(100_000_000_000, 1, "at most 100000 games"), (2, 20_000, "at most 256 games at once")]
@@ -445,7 +447,7 @@ fn player_specs_parse_and_name_their_errors() {
         ("net:a:forced=yes", "on or off"),
         ("minimax", "unknown kind"),
         ("net", "needs a path"),
-        ("alphabeta:depth=0", "depth"),
+        ("alphabeta:depth=0", "needs a depth 1..=64"),
         ("random:sims=x", "positive"),
         ("greedy:speed=3", "not known"),
         ("net:a:draw=-2", "[-1, 1]"),

@@ -533,7 +533,7 @@ fn game_messages_read_back_and_bad_ones_are_refused_with_the_reason() {
     refused(&bytes[..bytes.len() - 5], "its samples");
     let mut header = bytes.clone();
     header[12] = b'!';
-    refused(&header, "its header");
+    refused(&header, "its header: ");
     let stones = message_of(Rules { stones: true, ..rules }, 0);
     refused(&stones.encode(), "other rules");
     // Samples of another board than the record's.

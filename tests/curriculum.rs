@@ -96,9 +96,9 @@ fn bad_stages_are_refused_by_name() {
         format!("[[curriculum]]\nuntil = {until}\nwidth = {w}\nheight = {h}\nply_cap = {cap}\n")
     };
     for (text, named) in [
-        (stage(0, "8x8", 30), "until"),
-        (stage(5, "8x8", 30) + &stage(5, "10x8", 30), "until"),
-        (stage(5, "8x8", 30) + &stage(2, "10x8", 30), "until"),
+        (stage(0, "8x8", 30), "must increase from 1"),
+        (stage(5, "8x8", 30) + &stage(5, "10x8", 30), "must increase from 1, not 5 after 5"),
+        (stage(5, "8x8", 30) + &stage(2, "10x8", 30), "must increase from 1, not 2 after 5"),
         (stage(5, "30x8", 30), "30x8"),
         (stage(5, "8x8", 0), "ply cap"),
         (stage(5, "8x8", 30).replace("ply_cap", "plycap"), "plycap"),
@@ -231,7 +231,8 @@ fn a_resumed_run_keeps_the_boards_of_its_past_generations() {
     // Without the stage generation 1 would have been on 14x12: refused too.
     let mut none = config.clone();
     none.curriculum.clear();
-    assert!(Run::open(&run_dir, Some(none)).is_err());
+    let error = Run::open(&run_dir, Some(none)).err().expect("another finished board").to_string();
+    assert!(error.contains("generation 1 "), "the finished generation named: {error}");
     // A longer stage changes only generations to come.
     let mut longer = config.clone();
     longer.curriculum[0].until = 8;

@@ -249,8 +249,13 @@ fn other_board_sizes() {
             "{w}x{h}"
         );
     }
-    assert!(Position::start(Rules { width: 4, height: 8, ..Rules::default() }).is_err());
-    assert!(Position::start(Rules { width: 17, height: 8, ..Rules::default() }).is_err());
+    for width in [4, 17] {
+        let error = Position::start(Rules { width, height: 8, ..Rules::default() }).err();
+        assert!(
+            matches!(error, Some(SetupError::Rules(RulesError::BoardSize { width: w, height: 8 })) if w == width),
+            "{width}x8: {error:?}"
+        );
+    }
 }
 
 #[test]

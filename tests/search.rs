@@ -305,7 +305,8 @@ fn checkpoint_round_trip_and_bad_files() {
     assert!(error.contains("broken.safetensors"), "{error}");
     // Not ours at all.
     std::fs::write(&broken, b"hello").unwrap();
-    assert!(Network::load(&broken, tch::Device::Cpu).is_err());
+    let error = Network::load(&broken, tch::Device::Cpu).err().unwrap().to_string();
+    assert!(error.contains("broken.safetensors"), "{error}");
     // A config that does not match the tensors (same length, so the header stays readable):
     // the error names the tensor and both shapes.
     let needle = br#"\"channels\":16"#;

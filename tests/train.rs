@@ -1698,8 +1698,14 @@ fn stones_run_learns_placements_too() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("stones"), "{error}");
-    assert!(epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &smoke().rules)
-        .is_err());
+    let error =
+        epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &smoke().rules)
+            .unwrap_err()
+            .to_string();
+    assert!(
+        error.contains("trained for the stones variant, but this game is the game without stones"),
+        "{error}"
+    );
     assert!(
         epaminondas::players::check_net_rules(&checkpoint_path(&run_dir, 1), &config.rules).is_ok()
     );
