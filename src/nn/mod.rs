@@ -333,17 +333,16 @@ impl Network {
         device: Device,
     ) -> Result<(Network, BTreeMap<String, String>), NetError> {
         let file = TensorFile::read(path, FORMAT)?;
-        let config: NetConfig = serde_json::from_str(file.meta("net_config")?)
-            .map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
         // Checked before the network is made: a damaged net_config could ask for gigabytes.
-        config.validate().map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
-        if file.value_count() < config.trunk_weights() {
+        let config = serde_json::from_str::<NetConfig>(file.meta("net_config")?)
+            .map_err(|e| e.to_string())
+            .and_then(|config| config.validate().map(|()| config))
+            .map_err(|e| file.format_error(format!("bad net_config: {e}")))?;
+        let (needed, held) = (config.trunk_weights(), file.value_count());
+        if held < needed {
             return Err(file.format_error(format!(
-                "its net_config ({} blocks of {} channels) needs at least {} weights, the file holds {}",
-                config.blocks,
-                config.channels,
-                config.trunk_weights(),
-                file.value_count()
+                "its net_config ({} blocks of {} channels) needs at least {needed} weights, the file holds {held}",
+                config.blocks, config.channels
             )));
         }
         let network = Network::new(&config, device, None)?;
