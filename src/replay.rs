@@ -29,7 +29,8 @@ pub type SparsePolicy = Vec<(u16, f32)>;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     pub position: Position,
-    /// Search visit shares over the legal moves.
+    /// The search's policy target over the legal moves: visit shares, or a Gumbel root's
+    /// improved policy.
     pub policy: SparsePolicy,
     /// The game's result for the side to move here: +1 won, 0 drawn, -1 lost.
     pub outcome: i8,

@@ -226,7 +226,8 @@ impl Game {
 
     fn pick_search_kind(&mut self, config: &SelfPlayConfig) {
         self.full = self.rng.random_bool(config.full_search_probability);
-        self.search.set_noise(self.full, &mut self.rng);
+        let visits = if self.full { config.full_visits } else { config.fast_visits };
+        self.search.prepare(self.full, visits, &mut self.rng);
     }
 
     fn play(&mut self, mv: Move, config: &SelfPlayConfig) {
@@ -291,10 +292,8 @@ impl Game {
             if self.full {
                 let target = self.search.policy_target();
                 let total: f32 = target.iter().map(|&(_, w)| w).sum();
-                let policy = target
-                    .iter()
-                    .filter(|&&(_, w)| w > 0.0)
-                    .map(|&(mv, w)| (mv, w / total.max(1.0)));
+                let policy =
+                    target.iter().filter(|&&(_, w)| w > 0.0).map(|&(mv, w)| (mv, w / total));
                 self.record_target(position, policy);
             }
             let temperature = if position.ply() < config.temperature_plies {

@@ -6,7 +6,7 @@ mod common;
 use common::{forces_win, hands_over_win};
 use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator, Wdl};
 use epaminondas::game::{Color, Move, Position};
-use epaminondas::mcts::{Search, SearchConfig};
+use epaminondas::mcts::{GumbelRoot, Search, SearchConfig};
 use epaminondas::nn::{model::NetConfig, DeviceChoice, Network, Precision};
 use epaminondas::players::{Limit, PlayerSpec};
 use rand::rngs::StdRng;
@@ -442,6 +442,7 @@ fn the_draw_value_is_the_same_for_both_sides() {
 struct OneGoodMove {
     root: Position,
     good: Move,
+    prior: f32,
 }
 
 impl Evaluator for OneGoodMove {
@@ -450,7 +451,7 @@ impl Evaluator for OneGoodMove {
         let before = self.root.pieces(mover);
         let after = self.root.play(self.good).unwrap().pieces(mover);
         let (placed, left) = (after & !before, before & !after);
-        let mut infatuated = Infatuated { favourite: self.good, weight: 0.6 };
+        let mut infatuated = Infatuated { favourite: self.good, weight: self.prior };
         let mut evaluations = infatuated.evaluate(batch);
         for (request, evaluation) in batch.iter().zip(&mut evaluations) {
             let pieces = request.position.pieces(mover);
@@ -471,7 +472,7 @@ fn forced_search(forced_playouts: f32, noise: bool) -> (Search, OneGoodMove) {
     let root_noise = if noise { RootNoise::self_play() } else { RootNoise::None };
     let config = SearchConfig { forced_playouts, root_noise, ..SearchConfig::default() };
     let mut search = Search::new(root, config);
-    let mut evaluator = OneGoodMove { root, good };
+    let mut evaluator = OneGoodMove { root, good, prior: 0.6 };
     search.run(&mut evaluator, 400, 1, &mut StdRng::seed_from_u64(5));
     (search, evaluator)
 }
@@ -537,4 +538,122 @@ fn forced_playouts_leave_a_search_without_noise_alone() {
     assert_eq!(with.policy_target(), target);
     let bad = SearchConfig { forced_playouts: -1.0, ..SearchConfig::default() };
     assert!(bad.validate().unwrap_err().contains("forced_playouts"));
+}
+
+/// A search with a Gumbel root considering `considered` moves, `visits` root visits in all, one
+/// leaf at a time; `noise` as self-play's full searches have it.
+fn gumbel_search(
+    evaluator: &mut dyn Evaluator,
+    root: Position,
+    considered: u32,
+    visits: u32,
+    noise: bool,
+) -> Search {
+    let gumbel = GumbelRoot { considered, ..GumbelRoot::default() };
+    let mut search =
+        Search::new(root, SearchConfig { gumbel: Some(gumbel), ..SearchConfig::default() });
+    let mut rng = StdRng::seed_from_u64(3);
+    search.prepare(noise, visits, &mut rng);
+    search.run(evaluator, visits, 1, &mut rng);
+    search
+}
+
+/// Sequential halving: 8 of the start's 114 moves are considered, and the 63 simulations after
+/// the root's own are shared by phases of 63 / 3 each: 2 visits to each of the 8, 5 more to each
+/// of the better 4, 10 more to each of the better 2, and what is left (7) to the last two.
+#[test]
+fn a_gumbel_root_shares_its_visits_by_sequential_halving() {
+    let root = Position::start(Default::default()).unwrap();
+    let search = gumbel_search(&mut UniformEvaluator, root, 8, 64, true);
+    let mut visits: Vec<u32> =
+        search.summary().moves.iter().map(|m| m.1).filter(|&n| n > 0).collect();
+    visits.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(visits, [21, 20, 7, 7, 2, 2, 2, 2]);
+}
+
+/// After a move, the reused subtree's visits count towards the next search's target, and the
+/// halving shares out only the visits still to come: 48 among 8 moves, 16 a phase.
+#[test]
+fn a_gumbel_root_shares_only_the_visits_a_reused_subtree_leaves() {
+    let root = Position::start(Default::default()).unwrap();
+    let mut search = gumbel_search(&mut UniformEvaluator, root, 8, 200, true);
+    let mv = search.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+    search.advance(mv);
+    let reused = search.root_visits();
+    assert!(reused > 10, "the played move's subtree is kept: {reused} visits");
+    let visits =
+        |search: &Search| -> Vec<u32> { search.summary().moves.iter().map(|m| m.1).collect() };
+    let before = visits(&search);
+    let mut rng = StdRng::seed_from_u64(4);
+    search.prepare(true, reused + 48, &mut rng);
+    search.run(&mut UniformEvaluator, reused + 48, 1, &mut rng);
+    let mut gained: Vec<u32> =
+        visits(&search).iter().zip(&before).map(|(a, b)| a - b).filter(|&n| n > 0).collect();
+    gained.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(gained, [14, 14, 6, 6, 2, 2, 2, 2]);
+}
+
+/// The improved policy after one visit to each of 16 considered moves (their own evaluations,
+/// one ply deep, where this evaluator is exact): the move the priors give a fifth of their
+/// mass, the one good move, gets most of the target and is played; the 15 searched and found
+/// bad lose nearly all of theirs; those not searched keep shares by their priors (their value
+/// is the root's mixed value). The target is a distribution, less the moves under a thousandth.
+#[test]
+fn a_gumbel_root_teaches_and_plays_the_move_its_search_found() {
+    let root = Position::start(Default::default()).unwrap();
+    let good = root.legal_moves()[5];
+    let mut evaluator = OneGoodMove { root, good, prior: 0.2 };
+    let search = gumbel_search(&mut evaluator, root, 16, 17, true);
+    let target = search.policy_target();
+    let total: f32 = target.iter().map(|&(_, p)| p).sum();
+    assert!(total > 0.9 && total <= 1.0 + 1e-5, "a distribution, less what was pruned: {total}");
+    let taught = |mv: Move| target.iter().find(|&&(m, _)| m == mv).unwrap().1 / total;
+    assert!(taught(good) > 0.5, "the good move's share of the target: {}", taught(good));
+    let searched: Vec<(Move, u32, f32, f32)> =
+        search.summary().moves.into_iter().filter(|m| m.1 > 0).collect();
+    assert_eq!(searched.len(), 16);
+    assert!(searched.iter().any(|m| m.0 == good), "the good move was considered");
+    for &(mv, _, prior, value) in searched.iter().filter(|m| m.0 != good) {
+        assert_eq!(value, -0.8, "{mv}");
+        assert!(taught(mv) < prior / 10.0, "{mv}: taught {}, prior {prior}", taught(mv));
+    }
+    let unsearched = search.summary().moves.into_iter().find(|m| m.1 == 0).unwrap();
+    assert!(
+        taught(unsearched.0) > unsearched.2 / 3.0,
+        "an unsearched move keeps a share: {} of a prior {}",
+        taught(unsearched.0),
+        unsearched.2
+    );
+    assert_eq!(search.choose_move(0.0, &mut StdRng::seed_from_u64(1)), Some(good));
+}
+
+/// A win the rules prove is played and taught alone, whatever the Gumbel sample considered.
+#[test]
+fn a_gumbel_root_takes_a_proven_win() {
+    let p = pos("14/w13/14/14/14/14/14/7b6/14/14/14/3w10 w");
+    let search = gumbel_search(&mut UniformEvaluator, p, 4, 100, true);
+    let chosen = search.choose_move(0.0, &mut StdRng::seed_from_u64(1)).unwrap();
+    assert!(forces_win(&p, chosen, 1), "chose {chosen}");
+    for (mv, p) in search.policy_target() {
+        assert_eq!(p, if mv == chosen { 1.0 } else { 0.0 }, "{mv}");
+    }
+}
+
+/// A Gumbel root acts only in searches with noise: a player's search is plain PUCT.
+#[test]
+fn a_gumbel_root_leaves_a_search_without_noise_alone() {
+    let root = Position::start(Default::default()).unwrap();
+    let good = root.legal_moves()[5];
+    let with = gumbel_search(&mut OneGoodMove { root, good, prior: 0.2 }, root, 16, 160, false);
+    let mut plain = Search::new(root, SearchConfig::default());
+    plain.run(&mut OneGoodMove { root, good, prior: 0.2 }, 160, 1, &mut StdRng::seed_from_u64(3));
+    assert_eq!(with.root_choices(), plain.root_choices());
+    assert_eq!(with.policy_target(), plain.policy_target());
+    for (considered, c_visit, c_scale, named) in
+        [(0, 50.0, 0.1, "considered"), (16, -1.0, 0.1, "c_visit"), (16, 50.0, f32::NAN, "c_scale")]
+    {
+        let gumbel = Some(GumbelRoot { considered, c_visit, c_scale });
+        let error = SearchConfig { gumbel, ..SearchConfig::default() }.validate().unwrap_err();
+        assert!(error.contains(named), "{error}");
+    }
 }

@@ -623,6 +623,30 @@ fn play_uniform(
     (output, games)
 }
 
+/// Self-play with a Gumbel root (`[search] gumbel`): every full search teaches a distribution,
+/// and with a uniform network one over all the moves, where 8 visits reach at most 7.
+#[test]
+fn self_play_with_a_gumbel_root_teaches_distributions_over_every_move() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
+        .unwrap()
+        .replace("[selfplay]", "[search]\ngumbel = { considered = 4 }\n\n[selfplay]");
+    let config = Config::parse(&text, "gumbel.toml").unwrap();
+    assert_eq!(config.search.gumbel.map(|g| g.considered), Some(4));
+    let (_, games) = play_uniform(&config);
+    let samples: Vec<_> = games.iter().flat_map(|game| &game.samples).collect();
+    assert!(samples.len() > 10, "{} samples", samples.len());
+    for sample in &samples {
+        let total: f32 = sample.policy.iter().map(|&(_, p)| p).sum();
+        assert!((total - 1.0).abs() < 1e-4, "{total}");
+    }
+    let wide = samples.iter().filter(|sample| sample.policy.len() > 8).count();
+    assert!(
+        wide * 2 > samples.len(),
+        "{wide} of {} samples cover more than 8 moves",
+        samples.len()
+    );
+}
+
 /// The colour `net` played in a game of [`play_uniform`] against `other`; any other pair of
 /// players fails the test.
 fn network_side(game: &epaminondas::selfplay::FinishedGame, other: &str) -> Color {

@@ -9,7 +9,7 @@
 //! is backed up is a utility, (win - loss) + draw_value * P(draw): the first part changes sign,
 //! the second does not, as a draw is the same result for both sides.
 
-use super::config::{Fpu, RootNoise, SearchConfig};
+use super::config::{Fpu, GumbelRoot, RootNoise, SearchConfig};
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator, Wdl};
 use crate::game::{Forced, Move, Position};
 use rand::Rng;
@@ -105,6 +105,33 @@ pub struct RootSummary {
     pub visits: u32,
 }
 
+/// A Gumbel root's state for one search (see [`GumbelRoot`]): the considered moves, and how
+/// far sequential halving has gone.
+#[derive(Clone, Debug)]
+struct Halving {
+    /// Per root move: its Gumbel sample plus the log of its prior.
+    noisy_logits: Vec<f32>,
+    /// Root moves (offsets among the root's edges) still in the running.
+    remaining: Vec<usize>,
+    /// Per root move: its visits when this search began (from a reused subtree).
+    base: Vec<u32>,
+    /// The simulations this search has: its visit target less the root's visits at its start.
+    budget: u32,
+    /// Halvings from `considered` moves down to two: the budget is shared among this many
+    /// phases (log2 of `considered`, rounded up).
+    phases: u32,
+    /// New visits each remaining move has by the end of the current phase.
+    phase_target: u32,
+}
+
+impl Halving {
+    /// New visits a move gets in a phase that `remaining` moves share: an equal part of the
+    /// budget for every phase, at least one.
+    fn phase_visits(&self) -> u32 {
+        (self.budget / (self.phases * self.remaining.len() as u32)).max(1)
+    }
+}
+
 /// One game's search tree.
 pub struct Search {
     config: SearchConfig,
@@ -115,6 +142,15 @@ pub struct Search {
     /// Whether the root's priors have had noise mixed in.
     root_noised: bool,
     pub noise_enabled: bool,
+    /// The root visits the current search aims at (set by [`Search::prepare`]).
+    visit_target: u32,
+    /// A Gumbel root's halving, once the root is expanded, for a search with noise.
+    halving: Option<Halving>,
+}
+
+/// Whether a search with this config has anything to add at a root with noise.
+fn explores(config: &SearchConfig) -> bool {
+    config.gumbel.is_some() || !matches!(config.root_noise, RootNoise::None)
 }
 
 /// A node below the root. With `forced_results`, a result certain two moves ahead counts as the
@@ -161,7 +197,7 @@ fn new_root(position: Position, forced_results: bool) -> Node {
 
 impl Search {
     pub fn new(root: Position, config: SearchConfig) -> Search {
-        let noise_enabled = !matches!(config.root_noise, RootNoise::None);
+        let noise_enabled = explores(&config);
         let nodes = vec![new_root(root, config.forced_results)];
         Search {
             config,
@@ -171,6 +207,8 @@ impl Search {
             pending: Vec::new(),
             root_noised: false,
             noise_enabled,
+            visit_target: 0,
+            halving: None,
         }
     }
 
@@ -350,7 +388,17 @@ impl Search {
                     return Gathered::Leaf { token, request };
                 }
                 NodeState::Expanded { .. } => {
-                    let edge = self.select(node);
+                    let edge = match self.halving.take() {
+                        Some(mut halving) if node == self.root => {
+                            let edge = self.select_by_halving(&mut halving);
+                            self.halving = Some(halving);
+                            edge
+                        }
+                        halving => {
+                            self.halving = halving;
+                            self.select(node)
+                        }
+                    };
                     path.push(edge);
                     let child = self.edges[edge as usize].child;
                     node = if child == NO_NODE {
@@ -410,7 +458,7 @@ impl Search {
         }
         if node == self.root {
             if self.noise_enabled {
-                self.add_root_noise(rng);
+                self.explore_root(rng);
             }
             self.expand_forced_win_at_root(first as usize, &request);
         }
@@ -448,12 +496,19 @@ impl Search {
         }
     }
 
-    fn add_root_noise(&mut self, rng: &mut impl Rng) {
-        let RootNoise::Dirichlet { alpha_total, weight } = self.config.root_noise else { return };
+    /// Adds the root's exploration once per search: a Gumbel root's sample and schedule, or
+    /// Dirichlet noise mixed into its priors.
+    fn explore_root(&mut self, rng: &mut impl Rng) {
         let range = self.children(self.root);
         if range.is_empty() || self.root_noised {
             return;
         }
+        self.root_noised = true;
+        if let Some(gumbel) = self.config.gumbel {
+            self.halving = Some(self.start_halving(gumbel, rng));
+            return;
+        }
+        let RootNoise::Dirichlet { alpha_total, weight } = self.config.root_noise else { return };
         let alpha = (alpha_total / range.len() as f32).max(1e-3);
         let gamma = Gamma::new(alpha, 1.0).expect("positive alpha");
         let samples: Vec<f32> = range.clone().map(|_| gamma.sample(rng)).collect();
@@ -461,7 +516,139 @@ impl Search {
         for (edge, sample) in self.edges[range].iter_mut().zip(samples) {
             edge.prior = (1.0 - weight) * edge.prior + weight * sample / total;
         }
-        self.root_noised = true;
+    }
+
+    /// Samples a Gumbel root's considered moves: the top `considered` by Gumbel noise plus log
+    /// prior, which draws them without replacement in proportion to the priors.
+    fn start_halving(&self, gumbel: GumbelRoot, rng: &mut impl Rng) -> Halving {
+        let edges = &self.edges[self.children(self.root)];
+        let noisy_logits: Vec<f32> = edges
+            .iter()
+            .map(|e| {
+                let uniform: f32 = rng.random_range(f32::EPSILON..1.0);
+                -(-uniform.ln()).ln() + e.prior.max(1e-12).ln()
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..edges.len()).collect();
+        order.sort_by(|&a, &b| noisy_logits[b].total_cmp(&noisy_logits[a]));
+        order.truncate(gumbel.considered as usize);
+        let considered = order.len() as u32;
+        let mut halving = Halving {
+            noisy_logits,
+            remaining: order,
+            base: edges.iter().map(|e| e.visits).collect(),
+            budget: self.visit_target.saturating_sub(self.root_visits()),
+            phases: considered.next_power_of_two().trailing_zeros().max(1),
+            phase_target: 0,
+        };
+        halving.phase_target = halving.phase_visits();
+        halving
+    }
+
+    /// The root move a Gumbel search visits next: a proven win at once; else the remaining move
+    /// with the fewest new visits, until every one has its phase's share, when the better half
+    /// of them (by Gumbel noise, log prior and searched value), at least two, goes on to the
+    /// next phase.
+    fn select_by_halving(&self, halving: &mut Halving) -> u32 {
+        let range = self.children(self.root);
+        let edges = &self.edges[range.clone()];
+        if let Some(won) = edges.iter().position(|e| self.proven(e) == Some(Proof::Won)) {
+            return (range.start + won) as u32;
+        }
+        if halving.remaining.iter().any(|&i| self.proven(&edges[i]).is_none()) {
+            halving.remaining.retain(|&i| self.proven(&edges[i]).is_none());
+        }
+        loop {
+            let new_visits = |i: usize| edges[i].visits + edges[i].virtual_visits - halving.base[i];
+            let next = *halving
+                .remaining
+                .iter()
+                .min_by_key(|&&i| new_visits(i))
+                .expect("a halving keeps at least one move");
+            // A single move is left only when one was considered or the rest were lost.
+            if halving.remaining.len() == 1 || new_visits(next) < halving.phase_target {
+                return (range.start + next) as u32;
+            }
+            let scores = self.halving_scores(halving);
+            halving.remaining.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+            // Down to two, as DeepMind's `mctx` does: the last visits go to the final pair.
+            let kept = (halving.remaining.len() / 2).max(2);
+            halving.remaining.truncate(kept);
+            halving.phase_target += halving.phase_visits();
+        }
+    }
+
+    /// Per root move: Gumbel noise, log prior and transformed searched value, by which the
+    /// halving ranks its moves and picks the one to play.
+    fn halving_scores(&self, halving: &Halving) -> Vec<f32> {
+        let gumbel = self.config.gumbel.expect("a halving needs a Gumbel root");
+        let sigma = self.transformed_values(gumbel);
+        halving.noisy_logits.iter().zip(sigma).map(|(logit, value)| logit + value).collect()
+    }
+
+    /// Per root move, σ of its completed value (Danihelka et al.): its mean value if visited,
+    /// else the root's value mixed with the prior-weighted values of the visited moves;
+    /// rescaled to [0, 1] over the root's moves, times `(c_visit + most visits) * c_scale`.
+    fn transformed_values(&self, gumbel: GumbelRoot) -> Vec<f32> {
+        let edges = &self.edges[self.children(self.root)];
+        let visits: u32 = edges.iter().map(|e| e.visits).sum();
+        let (mut mass, mut weighted) = (0.0f32, 0.0f32);
+        for edge in edges.iter().filter(|e| e.visits > 0) {
+            mass += edge.prior;
+            weighted += edge.prior * edge.mean_value();
+        }
+        let own = self.nodes[self.root as usize].value;
+        let mixed = if mass > 0.0 {
+            (own + visits as f32 * weighted / mass) / (1 + visits) as f32
+        } else {
+            own
+        };
+        let completed: Vec<f32> =
+            edges.iter().map(|e| if e.visits > 0 { e.mean_value() } else { mixed }).collect();
+        let low = completed.iter().copied().fold(f32::INFINITY, f32::min);
+        let high = completed.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let most = edges.iter().map(|e| e.visits).max().unwrap_or(0);
+        let scale = (gumbel.c_visit + most as f32) * gumbel.c_scale;
+        completed.iter().map(|q| scale * (q - low) / (high - low).max(1e-6)).collect()
+    }
+
+    /// A Gumbel search's policy target: softmax of log prior plus transformed value over every
+    /// root move, a proven win taking all of it and proven losses none; moves under a
+    /// thousandth are left out (their share goes to the rest when the target is normalised).
+    fn improved_policy(&self, gumbel: GumbelRoot) -> Vec<(Move, f32)> {
+        let edges = &self.edges[self.children(self.root)];
+        if let Some(won) = edges.iter().position(|e| self.proven(e) == Some(Proof::Won)) {
+            return edges
+                .iter()
+                .enumerate()
+                .map(|(i, e)| (e.mv, if i == won { 1.0 } else { 0.0 }))
+                .collect();
+        }
+        let lost = |e: &Edge| self.proven(e) == Some(Proof::Lost);
+        let all_lost = edges.iter().all(lost);
+        let sigma = self.transformed_values(gumbel);
+        let logits: Vec<f32> = edges
+            .iter()
+            .zip(&sigma)
+            .map(|(edge, value)| {
+                if lost(edge) && !all_lost {
+                    f32::NEG_INFINITY
+                } else {
+                    edge.prior.max(1e-12).ln() + value
+                }
+            })
+            .collect();
+        let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let exps: Vec<f32> = logits.iter().map(|l| (l - top).exp()).collect();
+        let total: f32 = exps.iter().sum::<f32>().max(f32::MIN_POSITIVE);
+        edges
+            .iter()
+            .zip(exps)
+            .map(|(edge, e)| {
+                let p = e / total;
+                (edge.mv, if p < 1e-3 { 0.0 } else { p })
+            })
+            .collect()
     }
 
     /// Visit counts and values at the root.
@@ -556,8 +743,12 @@ impl Search {
     /// the most chosen loses up to its forced visits, as long as its PUCT score with the
     /// final root visits stays below the most chosen move's; a move left with one visit or
     /// less is dropped. The search's noise then changes which moves were looked at, but not
-    /// what the network is taught to prefer.
+    /// what the network is taught to prefer. A Gumbel search teaches its improved policy
+    /// instead (probabilities, not visits).
     pub fn policy_target(&self) -> Vec<(Move, f32)> {
+        if let (Some(gumbel), Some(_)) = (self.config.gumbel, &self.halving) {
+            return self.improved_policy(gumbel);
+        }
         let choices = self.root_choices();
         let mut target: Vec<(Move, f32)> = choices.iter().map(|&(mv, n)| (mv, n as f32)).collect();
         let k = self.config.forced_playouts;
@@ -590,10 +781,15 @@ impl Search {
 
     /// The move to play: the most chosen by [`Search::root_choices`] (ties to the higher prior)
     /// at temperature 0, else drawn with probability proportional to choices^(1/temperature).
+    /// A Gumbel search plays the best of its remaining moves by noise, prior and value, whatever
+    /// the temperature: its noise is its exploration.
     pub fn choose_move(&self, temperature: f32, rng: &mut impl Rng) -> Option<Move> {
         let edges = &self.edges[self.children(self.root)];
         if edges.is_empty() {
             return None;
+        }
+        if let Some(halving) = &self.halving {
+            return Some(self.halving_choice(halving));
         }
         let counts: Vec<u32> = self.root_choices().into_iter().map(|(_, n)| n).collect();
         // With a tiny budget a move may be unvisited yet not lost: it goes before a lost one.
@@ -622,6 +818,30 @@ impl Search {
         edges.last().map(|e| e.mv)
     }
 
+    /// A Gumbel search's move: a proven win, else the best remaining unproven move by
+    /// [`Search::halving_scores`] (a lost one only when every move is lost).
+    fn halving_choice(&self, halving: &Halving) -> Move {
+        let edges = &self.edges[self.children(self.root)];
+        if let Some(won) = edges.iter().find(|e| self.proven(e) == Some(Proof::Won)) {
+            return won.mv;
+        }
+        let scores = self.halving_scores(halving);
+        let open = |i: usize| self.proven(&edges[i]).is_none();
+        let mut pool: Vec<usize> = halving.remaining.iter().copied().filter(|&i| open(i)).collect();
+        if pool.is_empty() {
+            // Every considered move was proven lost: any other is better.
+            pool = (0..edges.len()).filter(|&i| open(i)).collect();
+        }
+        if pool.is_empty() {
+            pool = (0..edges.len()).collect();
+        }
+        let best = pool
+            .into_iter()
+            .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
+            .expect("an expanded root has moves");
+        edges[best].mv
+    }
+
     /// Moves the root to the child reached by `mv`, keeping its subtree when tree reuse is on.
     /// Pending leaves are dropped.
     pub fn advance(&mut self, mv: Move) {
@@ -640,16 +860,20 @@ impl Search {
         }
         self.compact(child);
         self.root_noised = false;
+        self.halving = None;
     }
 
-    /// Turns noise on or off for the next searches (playout cap randomisation switches it per
-    /// move); with noise on, an already expanded root gets its noise now.
-    pub fn set_noise(&mut self, enabled: bool, rng: &mut impl Rng) {
-        self.noise_enabled = enabled && !matches!(self.config.root_noise, RootNoise::None);
-        if self.noise_enabled
-            && matches!(self.nodes[self.root as usize].state, NodeState::Expanded { .. })
-        {
-            self.add_root_noise(rng);
+    /// Sets up the next search: `visits` root visits in all (a reused subtree's count), with
+    /// or without the root's noise (playout cap randomisation switches it per move). With noise
+    /// on, an already expanded root gets it now: Dirichlet noise, or a Gumbel root's sample and
+    /// schedule for the visits still to come.
+    pub fn prepare(&mut self, noise: bool, visits: u32, rng: &mut impl Rng) {
+        self.visit_target = visits;
+        self.noise_enabled = noise && explores(&self.config);
+        if !self.noise_enabled {
+            self.halving = None;
+        } else if matches!(self.nodes[self.root as usize].state, NodeState::Expanded { .. }) {
+            self.explore_root(rng);
         }
     }
 
