@@ -226,8 +226,17 @@ impl Game {
 
     fn pick_search_kind(&mut self, config: &SelfPlayConfig) {
         self.full = self.rng.random_bool(config.full_search_probability);
-        let visits = if self.full { config.full_visits } else { config.fast_visits };
+        let visits = self.visit_target(config);
         self.search.prepare(self.full, visits, &mut self.rng);
+    }
+
+    /// The root visits the current move's search aims at: a full search's or a fast one's.
+    fn visit_target(&self, config: &SelfPlayConfig) -> u32 {
+        if self.full {
+            config.full_visits
+        } else {
+            config.fast_visits
+        }
     }
 
     fn play(&mut self, mv: Move, config: &SelfPlayConfig) {
@@ -284,9 +293,8 @@ impl Game {
                     None => return false,
                 }
             }
-            let target = if self.full { config.full_visits } else { config.fast_visits };
             let position = *self.position();
-            if self.search.root_visits() < target {
+            if self.search.root_visits() < self.visit_target(config) {
                 return false;
             }
             if self.full {

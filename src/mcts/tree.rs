@@ -617,26 +617,21 @@ impl Search {
     /// thousandth are left out (their share goes to the rest when the target is normalised).
     fn improved_policy(&self, gumbel: GumbelRoot) -> Vec<(Move, f32)> {
         let edges = &self.edges[self.children(self.root)];
-        if let Some(won) = edges.iter().position(|e| self.proven(e) == Some(Proof::Won)) {
-            return edges
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (e.mv, if i == won { 1.0 } else { 0.0 }))
-                .collect();
-        }
-        let lost = |e: &Edge| self.proven(e) == Some(Proof::Lost);
-        let all_lost = edges.iter().all(lost);
+        let (allowed, _) = self.allowed_root_moves();
         let sigma = self.transformed_values(gumbel);
         let logits: Vec<f32> = edges
             .iter()
-            .zip(&sigma)
-            .map(|(edge, value)| {
-                if lost(edge) && !all_lost {
-                    f32::NEG_INFINITY
-                } else {
-                    edge.prior.max(1e-12).ln() + value
-                }
-            })
+            .zip(sigma)
+            .zip(allowed)
+            .map(
+                |((edge, value), allowed)| {
+                    if allowed {
+                        edge.prior.max(1e-12).ln() + value
+                    } else {
+                        f32::NEG_INFINITY
+                    }
+                },
+            )
             .collect();
         let top = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let exps: Vec<f32> = logits.iter().map(|l| (l - top).exp()).collect();
@@ -720,22 +715,29 @@ impl Search {
     /// from these, and self-play learns them as its policy target.
     pub fn root_choices(&self) -> Vec<(Move, u32)> {
         let edges = &self.edges[self.children(self.root)];
-        let proofs: Vec<Option<Proof>> = edges.iter().map(|e| self.proven(e)).collect();
-        if let Some(won) = proofs.iter().position(|p| *p == Some(Proof::Won)) {
-            return edges
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (e.mv, if i == won { e.visits.max(1) } else { 0 }))
-                .collect();
-        }
-        let all_lost = proofs.iter().all(|p| *p == Some(Proof::Lost));
+        let (allowed, won) = self.allowed_root_moves();
         edges
             .iter()
-            .zip(proofs)
-            .map(|(e, proof)| {
-                (e.mv, if proof == Some(Proof::Lost) && !all_lost { 0 } else { e.visits })
+            .zip(allowed)
+            .map(|(e, allowed)| match (allowed, won) {
+                (false, _) => (e.mv, 0),
+                (true, Some(_)) => (e.mv, e.visits.max(1)),
+                (true, None) => (e.mv, e.visits),
             })
             .collect()
+    }
+
+    /// Which root moves the proofs leave to choose from, and the proven win if there is one: a
+    /// proven win alone (the first, if several), else every move not proven lost, or every move
+    /// when all are lost.
+    fn allowed_root_moves(&self) -> (Vec<bool>, Option<usize>) {
+        let edges = &self.edges[self.children(self.root)];
+        let proofs: Vec<Option<Proof>> = edges.iter().map(|e| self.proven(e)).collect();
+        if let Some(won) = proofs.iter().position(|p| *p == Some(Proof::Won)) {
+            return ((0..edges.len()).map(|i| i == won).collect(), Some(won));
+        }
+        let all_lost = proofs.iter().all(|p| *p == Some(Proof::Lost));
+        (proofs.iter().map(|p| all_lost || *p != Some(Proof::Lost)).collect(), None)
     }
 
     /// Self-play's policy target: [`Search::root_choices`] as weights, and after a search with
@@ -818,27 +820,22 @@ impl Search {
         edges.last().map(|e| e.mv)
     }
 
-    /// A Gumbel search's move: a proven win, else the best remaining unproven move by
-    /// [`Search::halving_scores`] (a lost one only when every move is lost).
+    /// A Gumbel search's move: the best by [`Search::halving_scores`] of the remaining moves
+    /// the proofs allow ([`Search::allowed_root_moves`]), or of all they allow when they allow
+    /// none of those (a proven win elsewhere, every considered move lost).
     fn halving_choice(&self, halving: &Halving) -> Move {
         let edges = &self.edges[self.children(self.root)];
-        if let Some(won) = edges.iter().find(|e| self.proven(e) == Some(Proof::Won)) {
-            return won.mv;
+        let (allowed, _) = self.allowed_root_moves();
+        let mut pool: Vec<usize> =
+            halving.remaining.iter().copied().filter(|&i| allowed[i]).collect();
+        if pool.is_empty() {
+            pool = (0..edges.len()).filter(|&i| allowed[i]).collect();
         }
         let scores = self.halving_scores(halving);
-        let open = |i: usize| self.proven(&edges[i]).is_none();
-        let mut pool: Vec<usize> = halving.remaining.iter().copied().filter(|&i| open(i)).collect();
-        if pool.is_empty() {
-            // Every considered move was proven lost: any other is better.
-            pool = (0..edges.len()).filter(|&i| open(i)).collect();
-        }
-        if pool.is_empty() {
-            pool = (0..edges.len()).collect();
-        }
         let best = pool
             .into_iter()
             .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
-            .expect("an expanded root has moves");
+            .expect("the proofs allow at least one move");
         edges[best].mv
     }
 
