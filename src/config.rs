@@ -21,7 +21,7 @@ pub struct Config {
     pub rules: Rules,
     pub network: NetworkConfig,
     /// The search of self-play. A config's `[search]` differs from a player's defaults in two
-    /// keys: `root_noise` is Dirichlet noise, and `draw_value` -0.7, unless the config says
+    /// keys: `root_noise` is a Gumbel root, and `draw_value` -0.7, unless the config says
     /// otherwise.
     pub search: SearchConfig,
     pub selfplay: SelfPlayConfig,
@@ -52,13 +52,10 @@ pub struct BoardStage {
     pub height: u8,
     /// The board's ply cap.
     pub ply_cap: u16,
-    /// The stage's own `[search] draw_value` and `forced_playouts` and `[selfplay]
-    /// stall_plies` (0: never), where its games want other settings than the large board's;
-    /// left out, those sections'.
+    /// The stage's own `[search] draw_value` and `[selfplay] stall_plies` (0: never), where its
+    /// games want other settings than the large board's; left out, those sections'.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draw_value: Option<f32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forced_playouts: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_plies: Option<u16>,
 }
@@ -75,6 +72,35 @@ fn retired_keys() -> [(&'static str, &'static str, toml::Value); 5] {
         ("network", "lead_head", toml::Value::Boolean(false)),
         ("selfplay", "root_search", toml::Value::Table(puct)),
     ]
+}
+
+/// Brings the root exploration of a run made before the Gumbel root was the recipe up to date.
+/// Dirichlet noise was removed, so such a run is refused by name, with the edit that lets it go
+/// on; a run that had `[search] gumbel` beside it searched with that Gumbel root; and forced
+/// playouts (`forced_playouts`, in `[search]` and in curriculum stages) acted on
+/// Dirichlet-noised roots only, so their keys are dropped.
+fn migrate_root_noise(table: &mut toml::Table, origin: &str) -> Result<(), ConfigError> {
+    if let Some(search) = table.get_mut("search").and_then(toml::Value::as_table_mut) {
+        search.remove("forced_playouts");
+        // Anything but a table is left for the parser to refuse as an unknown key.
+        if let Some(toml::Value::Table(gumbel)) = search.get("gumbel") {
+            let mut root_noise = gumbel.clone();
+            root_noise.insert("kind".into(), toml::Value::String("gumbel".into()));
+            search.insert("root_noise".into(), toml::Value::Table(root_noise));
+            search.remove("gumbel");
+        }
+        let kind = search.get("root_noise").and_then(|noise| noise.get("kind"));
+        if kind.and_then(toml::Value::as_str) == Some("dirichlet") {
+            return Err(ConfigError::Invalid(format!(
+                "{origin}: search.root_noise = dirichlet was removed from the program (docs/methods.md); to go on with a Gumbel root, set root_noise = {{ kind = \"gumbel\" }} there"
+            )));
+        }
+    }
+    let stages = table.get_mut("curriculum").and_then(toml::Value::as_array_mut);
+    for stage in stages.into_iter().flatten().filter_map(toml::Value::as_table_mut) {
+        stage.remove("forced_playouts");
+    }
+    Ok(())
 }
 
 /// The ply cap of training games when a config sets none: self-play games must end.
@@ -102,7 +128,6 @@ impl Default for Config {
                 height: 8,
                 ply_cap: 150,
                 draw_value: Some(0.0),
-                forced_playouts: Some(2.0),
                 stall_plies: Some(0),
             }],
         }
@@ -661,17 +686,38 @@ impl Config {
         Config::parse_stored(&text, &origin)
     }
 
+    /// The rules of a run's stored `config.toml`, read alone: all that measuring the run's
+    /// checkpoints needs, so a run whose config names options since removed is still measured.
+    pub fn load_stored_rules(path: &Path) -> Result<Rules, ConfigError> {
+        #[derive(Deserialize)]
+        struct RulesOnly {
+            rules: Rules,
+        }
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
+        let stored: RulesOnly = toml::from_str(&text)
+            .map_err(|e| ConfigError::Parse { path: origin.clone(), message: e.to_string() })?;
+        stored
+            .rules
+            .validate()
+            .map_err(|e| ConfigError::Invalid(format!("{origin}: rules: {e}")))?;
+        Ok(stored.rules)
+    }
+
     /// A config as a run stored it, which may be older than this program: runs store every
     /// key, so a key they lack did not exist when they were made. Those made before the
     /// curriculum had none and resume without one, not with the default's 8x8 stage, and those
     /// made before `stall_plies` had a default never stopped a game early. Keys of
     /// options since removed are dropped where they hold the value that meant "off" (the run
-    /// never used the option), and refused by name otherwise.
+    /// never used the option), and refused by name otherwise; so is the root exploration of
+    /// older runs (see [`migrate_root_noise`]).
     pub fn parse_stored(text: &str, origin: &str) -> Result<Config, ConfigError> {
         let parse_error =
             |message: String| ConfigError::Parse { path: origin.to_string(), message };
         let mut table: toml::Table =
             toml::from_str(text).map_err(|e| parse_error(e.to_string()))?;
+        migrate_root_noise(&mut table, origin)?;
         for (section, key, off) in retired_keys() {
             let Some(values) = table.get_mut(section).and_then(toml::Value::as_table_mut) else {
                 continue;
@@ -727,12 +773,11 @@ impl Config {
     }
 
     /// The search self-play of generation `generation` uses: `[search]`, with its curriculum
-    /// stage's draw value and forced playouts.
+    /// stage's draw value.
     pub fn search_for(&self, generation: u32) -> SearchConfig {
         let mut search = self.search.clone();
         if let Some(stage) = self.stage(generation) {
             search.draw_value = stage.draw_value.unwrap_or(search.draw_value);
-            search.forced_playouts = stage.forced_playouts.unwrap_or(search.forced_playouts);
         }
         search
     }

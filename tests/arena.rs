@@ -696,6 +696,17 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
     assert_eq!(read_table(&table).unwrap(), rows);
+    // A run whose config names an option since removed cannot go on, but is still measured.
+    let config = run_dir.join("config.toml");
+    let stored = std::fs::read_to_string(&config).unwrap();
+    let removed = stored.replace("[search]\n", "[search]\nminimax_weight = 0.3\n");
+    assert_ne!(removed, stored);
+    std::fs::write(&config, removed).unwrap();
+    assert!(Run::open(&run_dir, None).is_err());
+    let old = yardstick();
+    assert!(old.status.success(), "{}", String::from_utf8_lossy(&old.stderr));
+    assert_eq!(read_table(&table).unwrap(), rows);
+    std::fs::write(&config, stored).unwrap();
 
     // A match cut short after its first game goes on from it, and its row is replaced.
     std::fs::write(&records, format!("{}\n", games[0])).unwrap();

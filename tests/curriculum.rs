@@ -3,6 +3,7 @@
 use epaminondas::coach::{checkpoint_path, Run, Silent};
 use epaminondas::config::{BoardStage, Config};
 use epaminondas::game::{GameRecord, Rules};
+use epaminondas::mcts::{GumbelRoot, RootNoise};
 use epaminondas::nn::Network;
 use epaminondas::replay::read_chunk;
 use std::path::Path;
@@ -16,15 +17,7 @@ const STAGES: &str = "[[curriculum]]\nuntil = 1\nwidth = 8\nheight = 8\nply_cap 
 
 /// A stage of the board only, with the large board's settings.
 fn stage(until: u32, width: u8, height: u8, ply_cap: u16) -> BoardStage {
-    BoardStage {
-        until,
-        width,
-        height,
-        ply_cap,
-        draw_value: None,
-        forced_playouts: None,
-        stall_plies: None,
-    }
+    BoardStage { until, width, height, ply_cap, draw_value: None, stall_plies: None }
 }
 
 #[test]
@@ -53,7 +46,6 @@ fn each_generation_plays_on_its_stages_board() {
             height: 8,
             ply_cap: 150,
             draw_value: Some(0.0),
-            forced_playouts: Some(2.0),
             stall_plies: Some(0)
         }]
     );
@@ -61,32 +53,26 @@ fn each_generation_plays_on_its_stages_board() {
     assert_eq!(Config::parse(&smoke().to_toml(), "saved").unwrap(), smoke());
 }
 
-/// A stage may set its own draw value, forced playouts and quiet-game stop; left out, the large
-/// board's hold. The default recipe plays 8x8 with forced playouts and without draw contempt or
-/// the quiet-game stop, and 14x12 the other way round.
+/// A stage may set its own draw value and quiet-game stop; left out, the large board's hold.
+/// The default recipe plays 8x8 without draw contempt or the quiet-game stop, and 14x12 with
+/// both.
 #[test]
-fn a_stage_may_have_its_own_draw_value_forced_playouts_and_quiet_game_stop() {
+fn a_stage_may_have_its_own_draw_value_and_quiet_game_stop() {
     let config = Config::default();
-    let settings = |g: u32| {
-        let search = config.search_for(g);
-        (search.draw_value, search.forced_playouts, config.selfplay_for(g).stall_plies)
-    };
-    assert_eq!(settings(1), (0.0, 2.0, 0));
-    assert_eq!(settings(32), (0.0, 2.0, 0));
-    assert_eq!(settings(33), (-0.7, 0.0, 60));
+    let settings = |g: u32| (config.search_for(g).draw_value, config.selfplay_for(g).stall_plies);
+    assert_eq!(settings(1), (0.0, 0));
+    assert_eq!(settings(32), (0.0, 0));
+    assert_eq!(settings(33), (-0.7, 60));
     assert_eq!(config.search_for(33), config.search);
-    let text = format!("{STAGES}draw_value = -0.2\nforced_playouts = 1.5\n");
-    let config = Config::parse(&text, "x").unwrap();
+    let config = Config::parse(&format!("{STAGES}draw_value = -0.2\n"), "x").unwrap();
     assert_eq!(config.search_for(1).draw_value, -0.7, "the first stage keeps [search]'s");
-    assert_eq!(config.search_for(1).forced_playouts, 0.0);
     assert_eq!(config.search_for(2).draw_value, -0.2);
-    assert_eq!(config.search_for(2).forced_playouts, 1.5);
     assert_eq!(config.selfplay_for(2).stall_plies, 60);
     assert_eq!(Config::parse(&config.to_toml(), "saved").unwrap(), config);
     let error = Config::parse(&format!("{STAGES}draw_value = 2.0\n"), "x").unwrap_err();
     assert!(error.to_string().contains("draw_value"), "{error}");
-    let error = Config::parse(&format!("{STAGES}forced_playouts = -1.0\n"), "x").unwrap_err();
-    assert!(error.to_string().contains("forced_playouts"), "{error}");
+    let error = Config::parse(&format!("{STAGES}forced_playouts = 2.0\n"), "x").unwrap_err();
+    assert!(error.to_string().contains("forced_playouts"), "an unknown key: {error}");
 }
 
 #[test]
@@ -211,6 +197,36 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
     std::fs::write(&stored, &gumbel).unwrap();
     let error = Run::open(&run_dir, None).err().expect("a removed option in use").to_string();
     assert!(error.contains("selfplay.root_search") && error.contains("removed"), "{error}");
+}
+
+/// A run stored before the Gumbel root was the recipe: one that tried it beside Dirichlet noise
+/// (`[search] gumbel`) resumes with that root, its forced playouts (which acted on
+/// Dirichlet-noised roots only) dropped; one with Dirichlet noise is refused by name, with the
+/// edit that lets it go on.
+#[test]
+fn stored_configs_from_before_the_gumbel_root_resume_with_it_or_name_the_edit() {
+    let text = Config::default().to_toml();
+    let gumbel =
+        "[search.root_noise]\nkind = \"gumbel\"\nconsidered = 16\nc_visit = 50.0\nc_scale = 0.1\n";
+    assert!(text.contains(gumbel), "{text}");
+    let dirichlet =
+        "[search.root_noise]\nkind = \"dirichlet\"\nalpha_total = 10.0\nweight = 0.25\n";
+    let before = text
+        .replace(gumbel, dirichlet)
+        .replace("[search]\n", "[search]\nforced_playouts = 0.0\n")
+        .replace("stall_plies = 0\n", "forced_playouts = 2.0\nstall_plies = 0\n");
+    assert_eq!(before.matches("forced_playouts").count(), 2, "{before}");
+    let trial =
+        before.replace(dirichlet, &format!("{dirichlet}\n[search.gumbel]\nconsidered = 8\n"));
+    let mut resumed = Config::parse_stored(&trial, "trial").unwrap();
+    let considered = RootNoise::Gumbel(GumbelRoot { considered: 8, ..GumbelRoot::default() });
+    assert_eq!(resumed.search.root_noise, considered);
+    resumed.search.root_noise = RootNoise::self_play();
+    assert_eq!(resumed, Config::default(), "all else as stored");
+    let error = Config::parse_stored(&before, "old/config.toml").unwrap_err().to_string();
+    for named in ["old/config.toml", "root_noise = dirichlet", "removed", "kind = \"gumbel\""] {
+        assert!(error.contains(named), "{named}: {error}");
+    }
 }
 
 /// The curriculum of a run may change on resume only for generations still to come: the

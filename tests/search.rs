@@ -6,7 +6,7 @@ mod common;
 use common::{forces_win, hands_over_win};
 use epaminondas::evaluator::{EvalRequest, Evaluation, Evaluator, UniformEvaluator, Wdl};
 use epaminondas::game::{Color, Move, Position};
-use epaminondas::mcts::{GumbelRoot, Search, SearchConfig};
+use epaminondas::mcts::{GumbelRoot, RootNoise, Search, SearchConfig};
 use epaminondas::nn::{model::NetConfig, DeviceChoice, Network, Precision};
 use epaminondas::players::{Limit, PlayerSpec};
 use rand::rngs::StdRng;
@@ -464,82 +464,6 @@ impl Evaluator for OneGoodMove {
     }
 }
 
-/// A noised root search with forced playouts: the given k, self-play's noise, 400 visits.
-fn forced_search(forced_playouts: f32, noise: bool) -> (Search, OneGoodMove) {
-    use epaminondas::mcts::RootNoise;
-    let root = Position::start(Default::default()).unwrap();
-    let good = root.legal_moves()[5];
-    let root_noise = if noise { RootNoise::self_play() } else { RootNoise::None };
-    let config = SearchConfig { forced_playouts, root_noise, ..SearchConfig::default() };
-    let mut search = Search::new(root, config);
-    let mut evaluator = OneGoodMove { root, good, prior: 0.6 };
-    search.run(&mut evaluator, 400, 1, &mut StdRng::seed_from_u64(5));
-    (search, evaluator)
-}
-
-/// Forced playouts (KataGo): at a noised root every move searched at all gets about
-/// sqrt(k * prior * visits) visits, where plain PUCT leaves the bad moves the noise favoured
-/// with fewer; the policy target then takes them back out, so the best move's share rises.
-#[test]
-fn forced_playouts_search_what_the_noise_favours_and_the_target_forgets_them() {
-    let short_of_forced = |search: &Search| {
-        let summary = search.summary();
-        let total = summary.visits as f32;
-        summary
-            .moves
-            .iter()
-            .filter(|m| m.1 > 0 && (m.1 as f32 + 1.0) < (2.0 * m.2 * total).sqrt())
-            .count()
-    };
-    let (plain, _) = forced_search(0.0, true);
-    let (forced, evaluator) = forced_search(2.0, true);
-    assert!(
-        short_of_forced(&plain) > 0,
-        "plain PUCT leaves a noised move short of its forced visits"
-    );
-    assert_eq!(short_of_forced(&forced), 0, "every searched move gets its forced visits");
-
-    // With k = 0 the target is the visit counts themselves.
-    let plain_target = plain.policy_target();
-    for ((mv, weight), (mv2, visits)) in plain_target.iter().zip(plain.root_choices()) {
-        assert_eq!((*mv, *weight), (mv2, visits as f32));
-    }
-    // With forced playouts the good move keeps its visits, no move gains, and the others lose
-    // most of what they were forced to take.
-    let good = evaluator.good;
-    let target = forced.policy_target();
-    let choices = forced.root_choices();
-    let mut others_before = 0.0;
-    let mut others_after = 0.0;
-    for ((mv, weight), (_, visits)) in target.iter().zip(&choices) {
-        assert!(*weight >= 0.0 && *weight <= *visits as f32, "{mv}: {weight} from {visits}");
-        if *mv == good {
-            assert_eq!(*weight, *visits as f32, "the most searched move is not pruned");
-        } else {
-            others_before += *visits as f32;
-            others_after += weight;
-        }
-    }
-    assert!(others_before > 10.0, "the others were searched: {others_before} visits");
-    assert!(
-        others_after < others_before / 2.0,
-        "pruning took the forced visits back out: {others_after} of {others_before} left"
-    );
-}
-
-/// Forced playouts act only where the root has noise: a player's search is unchanged by them.
-#[test]
-fn forced_playouts_leave_a_search_without_noise_alone() {
-    let (with, _) = forced_search(2.0, false);
-    let (without, _) = forced_search(0.0, false);
-    assert_eq!(with.root_choices(), without.root_choices());
-    let target: Vec<(Move, f32)> =
-        without.root_choices().into_iter().map(|(mv, n)| (mv, n as f32)).collect();
-    assert_eq!(with.policy_target(), target);
-    let bad = SearchConfig { forced_playouts: -1.0, ..SearchConfig::default() };
-    assert!(bad.validate().unwrap_err().contains("forced_playouts"));
-}
-
 /// A search with a Gumbel root considering `considered` moves, `visits` root visits in all, one
 /// leaf at a time; `noise` as self-play's full searches have it.
 fn gumbel_search(
@@ -549,9 +473,8 @@ fn gumbel_search(
     visits: u32,
     noise: bool,
 ) -> Search {
-    let gumbel = GumbelRoot { considered, ..GumbelRoot::default() };
-    let mut search =
-        Search::new(root, SearchConfig { gumbel: Some(gumbel), ..SearchConfig::default() });
+    let root_noise = RootNoise::Gumbel(GumbelRoot { considered, ..GumbelRoot::default() });
+    let mut search = Search::new(root, SearchConfig { root_noise, ..SearchConfig::default() });
     let mut rng = StdRng::seed_from_u64(3);
     search.prepare(noise, visits, &mut rng);
     search.run(evaluator, visits, 1, &mut rng);
@@ -652,8 +575,8 @@ fn a_gumbel_root_leaves_a_search_without_noise_alone() {
     for (considered, c_visit, c_scale, named) in
         [(0, 50.0, 0.1, "considered"), (16, -1.0, 0.1, "c_visit"), (16, 50.0, f32::NAN, "c_scale")]
     {
-        let gumbel = Some(GumbelRoot { considered, c_visit, c_scale });
-        let error = SearchConfig { gumbel, ..SearchConfig::default() }.validate().unwrap_err();
+        let root_noise = RootNoise::Gumbel(GumbelRoot { considered, c_visit, c_scale });
+        let error = SearchConfig { root_noise, ..SearchConfig::default() }.validate().unwrap_err();
         assert!(error.contains(named), "{error}");
     }
 }

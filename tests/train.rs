@@ -623,15 +623,18 @@ fn play_uniform(
     (output, games)
 }
 
-/// Self-play with a Gumbel root (`[search] gumbel`): every full search teaches a distribution,
+/// Self-play with a Gumbel root (`[search] root_noise`): every full search teaches a distribution,
 /// and with a uniform network one over all the moves, where 8 visits reach at most 7.
 #[test]
 fn self_play_with_a_gumbel_root_teaches_distributions_over_every_move() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/smoke.toml"))
         .unwrap()
-        .replace("[selfplay]", "[search]\ngumbel = { considered = 4 }\n\n[selfplay]");
+        .replace(
+            "[selfplay]",
+            "[search]\nroot_noise = { kind = \"gumbel\", considered = 4 }\n\n[selfplay]",
+        );
     let config = Config::parse(&text, "gumbel.toml").unwrap();
-    assert_eq!(config.search.gumbel.map(|g| g.considered), Some(4));
+    assert_eq!(config.search.root_noise.gumbel().map(|g| g.considered), Some(4));
     let (_, games) = play_uniform(&config);
     let samples: Vec<_> = games.iter().flat_map(|game| &game.samples).collect();
     assert!(samples.len() > 10, "{} samples", samples.len());
@@ -884,15 +887,11 @@ fn bad_configs_are_named() {
         assert!(error.contains(key) && error.contains("at most"), "{key}: {error}");
     }
     // Numbers that pass a comparison as NaN or infinity would silently break self-play (NaN
-    // temperatures always play the last move, infinite noise makes every prior NaN).
+    // temperatures always play the last move, an infinite value scale makes every target NaN).
     for (section, key, named) in [
         ("[selfplay]", "temperature_start = nan", "temperatures"),
         ("[selfplay]", "temperature_end = inf", "temperatures"),
-        (
-            "[search]",
-            "root_noise = { kind = \"dirichlet\", alpha_total = inf, weight = 0.0 }",
-            "alpha_total",
-        ),
+        ("[search]", "root_noise = { kind = \"gumbel\", c_scale = inf }", "c_scale"),
         ("[search]", "fpu = { kind = \"parent-reduction\", reduction = nan }", "fpu"),
         ("[search]", "fpu = { kind = \"const\", value = -inf }", "fpu"),
     ] {

@@ -607,14 +607,14 @@ pub struct YardstickArgs {
 /// `RUN/plots/scores.svg`.
 pub fn yardstick(args: YardstickArgs) -> anyhow::Result<()> {
     let run = &args.run;
-    let config = Config::load_stored(&run.join("config.toml"))
+    let rules = Config::load_stored_rules(&run.join("config.toml"))
         .with_context(|| format!("{} is not a training run", run.display()))?;
     let metrics = finished_metrics(run)?;
     if metrics.is_empty() {
         bail!("{} has no finished generation to measure", run.display());
     }
     let settings = MatchSettings {
-        rules: config.rules,
+        rules,
         games: args.games as usize,
         opening_plies: DEFAULT_OPENING_PLIES,
         seed: args.seed,

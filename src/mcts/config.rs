@@ -13,35 +13,38 @@ pub enum Fpu {
     ParentReduction { reduction: f32 },
 }
 
-/// Noise mixed into the root priors so self-play explores.
+/// How self-play's full searches explore at the root.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", deny_unknown_fields)]
 pub enum RootNoise {
+    /// A plain PUCT root.
     None,
-    /// Dirichlet noise with concentration `alpha_total / legal moves` per move (KataGo scales it
-    /// this way so wide and narrow positions get comparable noise), mixed in with `weight`.
-    Dirichlet {
-        alpha_total: f32,
-        weight: f32,
-    },
+    /// A Gumbel root (see [`GumbelRoot`]).
+    Gumbel(GumbelRoot),
 }
 
 impl RootNoise {
-    /// Self-play's noise: Dirichlet with a total concentration of 10 (0.25 a move at 40 legal
-    /// moves), a quarter of the priors.
+    /// Self-play's exploration: a Gumbel root with the paper's constants.
     pub fn self_play() -> RootNoise {
-        RootNoise::Dirichlet { alpha_total: 10.0, weight: 0.25 }
+        RootNoise::Gumbel(GumbelRoot::default())
+    }
+
+    /// The Gumbel root's constants, if the root is one.
+    pub fn gumbel(self) -> Option<GumbelRoot> {
+        match self {
+            RootNoise::Gumbel(gumbel) => Some(gumbel),
+            RootNoise::None => None,
+        }
     }
 }
 
 /// Gumbel root search (Danihelka et al. 2022, "Policy improvement by planning with Gumbel"),
-/// for searches with root noise (self-play's full searches) in place of Dirichlet noise and
-/// forced playouts: the root samples `considered` moves without replacement by prior and Gumbel
-/// noise, shares the visits among them by sequential halving, plays the best of the last two,
-/// and teaches the softmax of the priors' logits plus the transformed searched values of every
-/// move. Below the root the search stays PUCT. With a hundred legal moves and 160 visits, visit
-/// counts say little about the moves few visits reached; the improved policy says something of
-/// each.
+/// for searches with root noise (self-play's full searches): the root samples `considered`
+/// moves without replacement by prior and Gumbel noise, shares the visits among them by
+/// sequential halving, plays the best of the last two, and teaches the softmax of the priors'
+/// logits plus the transformed searched values of every move. Below the root the search stays
+/// PUCT. With a hundred legal moves and 160 visits, visit counts say little about the moves few
+/// visits reached; the improved policy says something of each.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GumbelRoot {
@@ -86,17 +89,6 @@ pub struct SearchConfig {
     /// `[search]` that leaves it out gets [`SELF_PLAY_DRAW_VALUE`].
     #[serde(default = "self_play_draw_value")]
     pub draw_value: f32,
-    /// KataGo's forced playouts (default 0, off), for searches whose root has noise
-    /// (self-play's full searches; players have none). With k above 0 a root move that has
-    /// been visited gets at least `sqrt(k * prior * root visits)` visits, so a move the noise
-    /// favoured is searched enough to show whether it is good;
-    /// [`crate::mcts::Search::policy_target`] takes those visits back out of the target. The
-    /// recipe uses k = 2 on its 8x8 stage only: on 14x12 the pruned targets cost the network
-    /// its score against alphabeta (docs/methods.md).
-    pub forced_playouts: f32,
-    /// Default none: a Gumbel root instead of a noised PUCT root where the root has noise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gumbel: Option<GumbelRoot>,
 }
 
 /// The draw value of self-play's search: both sides avoid draws, which keeps games on the
@@ -116,8 +108,6 @@ impl Default for SearchConfig {
             reuse_tree: true,
             forced_results: true,
             draw_value: 0.0,
-            forced_playouts: 0.0,
-            gumbel: None,
         }
     }
 }
@@ -127,12 +117,6 @@ impl SearchConfig {
         if !(self.c_puct > 0.0 && self.c_puct.is_finite()) {
             return Err(format!("c_puct must be a positive number, not {}", self.c_puct));
         }
-        if let RootNoise::Dirichlet { alpha_total, weight } = self.root_noise {
-            let finite = alpha_total > 0.0 && alpha_total.is_finite();
-            if !finite || !(0.0..=1.0).contains(&weight) {
-                return Err(format!("Dirichlet noise needs a finite alpha_total > 0 and weight in [0, 1], not {alpha_total} and {weight}"));
-            }
-        }
         let fpu = match self.fpu {
             Fpu::Const { value } => value,
             Fpu::ParentReduction { reduction } => reduction,
@@ -140,13 +124,7 @@ impl SearchConfig {
         if !fpu.is_finite() {
             return Err(format!("fpu needs a finite number, not {fpu}"));
         }
-        if !(self.forced_playouts >= 0.0 && self.forced_playouts.is_finite()) {
-            return Err(format!(
-                "forced_playouts must be a number >= 0 (0 is off), not {}",
-                self.forced_playouts
-            ));
-        }
-        if let Some(GumbelRoot { considered, c_visit, c_scale }) = self.gumbel {
+        if let RootNoise::Gumbel(GumbelRoot { considered, c_visit, c_scale }) = self.root_noise {
             if !(1..=1024).contains(&considered) {
                 return Err(format!("gumbel considered must be in 1..=1024, not {considered}"));
             }

@@ -9,11 +9,10 @@
 //! is backed up is a utility, (win - loss) + draw_value * P(draw): the first part changes sign,
 //! the second does not, as a draw is the same result for both sides.
 
-use super::config::{Fpu, GumbelRoot, RootNoise, SearchConfig};
+use super::config::{Fpu, GumbelRoot, SearchConfig};
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator, Wdl};
 use crate::game::{Forced, Move, Position};
 use rand::Rng;
-use rand_distr::{Distribution, Gamma};
 
 const NO_NODE: u32 = u32::MAX;
 
@@ -109,6 +108,7 @@ pub struct RootSummary {
 /// far sequential halving has gone.
 #[derive(Clone, Debug)]
 struct Halving {
+    gumbel: GumbelRoot,
     /// Per root move: its Gumbel sample plus the log of its prior.
     noisy_logits: Vec<f32>,
     /// Root moves (offsets among the root's edges) still in the running.
@@ -139,8 +139,6 @@ pub struct Search {
     edges: Vec<Edge>,
     root: u32,
     pending: Vec<Option<PendingLeaf>>,
-    /// Whether the root's priors have had noise mixed in.
-    root_noised: bool,
     pub noise_enabled: bool,
     /// The root visits the current search aims at (set by [`Search::prepare`]).
     visit_target: u32,
@@ -150,7 +148,7 @@ pub struct Search {
 
 /// Whether a search with this config has anything to add at a root with noise.
 fn explores(config: &SearchConfig) -> bool {
-    config.gumbel.is_some() || !matches!(config.root_noise, RootNoise::None)
+    config.root_noise.gumbel().is_some()
 }
 
 /// A node below the root. With `forced_results`, a result certain two moves ahead counts as the
@@ -205,7 +203,6 @@ impl Search {
             edges: Vec::new(),
             root: 0,
             pending: Vec::new(),
-            root_noised: false,
             noise_enabled,
             visit_target: 0,
             halving: None,
@@ -262,9 +259,6 @@ impl Search {
         let range = self.children(node);
         let edges = &self.edges[range.clone()];
         let parent_visits: u32 = edges.iter().map(|e| e.visits + e.virtual_visits).sum();
-        if let Some(forced) = self.forced_playout(node, edges, parent_visits) {
-            return (range.start + forced) as u32;
-        }
         let sqrt_parent = (parent_visits.max(1) as f32).sqrt();
         let fpu = match self.config.fpu {
             Fpu::Const { value } => value,
@@ -295,26 +289,6 @@ impl Search {
             }
         }
         best as u32
-    }
-
-    /// At a noised root with `forced_playouts = k`, the first searched, unproven move with fewer
-    /// than `sqrt(k * prior * visits)` visits (KataGo); None elsewhere, and where a move is
-    /// proven to win (nothing else is worth a visit).
-    fn forced_playout(&self, node: u32, edges: &[Edge], parent_visits: u32) -> Option<usize> {
-        let k = self.config.forced_playouts;
-        if node != self.root
-            || !self.root_noised
-            || k <= 0.0
-            || edges.iter().any(|e| self.proven(e) == Some(Proof::Won))
-        {
-            return None;
-        }
-        edges.iter().position(|e| {
-            let n = e.visits + e.virtual_visits;
-            n > 0
-                && self.proven(e).is_none()
-                && (n as f32) < (k * e.prior * parent_visits as f32).sqrt()
-        })
     }
 
     /// The mean value of a node for its side to move: its own evaluation and everything
@@ -496,26 +470,13 @@ impl Search {
         }
     }
 
-    /// Adds the root's exploration once per search: a Gumbel root's sample and schedule, or
-    /// Dirichlet noise mixed into its priors.
+    /// Starts the root's exploration once per search: a Gumbel root's sample and schedule.
     fn explore_root(&mut self, rng: &mut impl Rng) {
-        let range = self.children(self.root);
-        if range.is_empty() || self.root_noised {
+        let Some(gumbel) = self.config.root_noise.gumbel() else { return };
+        if self.children(self.root).is_empty() || self.halving.is_some() {
             return;
         }
-        self.root_noised = true;
-        if let Some(gumbel) = self.config.gumbel {
-            self.halving = Some(self.start_halving(gumbel, rng));
-            return;
-        }
-        let RootNoise::Dirichlet { alpha_total, weight } = self.config.root_noise else { return };
-        let alpha = (alpha_total / range.len() as f32).max(1e-3);
-        let gamma = Gamma::new(alpha, 1.0).expect("positive alpha");
-        let samples: Vec<f32> = range.clone().map(|_| gamma.sample(rng)).collect();
-        let total: f32 = samples.iter().sum::<f32>().max(1e-12);
-        for (edge, sample) in self.edges[range].iter_mut().zip(samples) {
-            edge.prior = (1.0 - weight) * edge.prior + weight * sample / total;
-        }
+        self.halving = Some(self.start_halving(gumbel, rng));
     }
 
     /// Samples a Gumbel root's considered moves: the top `considered` by Gumbel noise plus log
@@ -534,6 +495,7 @@ impl Search {
         order.truncate(gumbel.considered as usize);
         let considered = order.len() as u32;
         let mut halving = Halving {
+            gumbel,
             noisy_logits,
             remaining: order,
             base: edges.iter().map(|e| e.visits).collect(),
@@ -581,8 +543,7 @@ impl Search {
     /// Per root move: Gumbel noise, log prior and transformed searched value, by which the
     /// halving ranks its moves and picks the one to play.
     fn halving_scores(&self, halving: &Halving) -> Vec<f32> {
-        let gumbel = self.config.gumbel.expect("a halving needs a Gumbel root");
-        let sigma = self.transformed_values(gumbel);
+        let sigma = self.transformed_values(halving.gumbel);
         halving.noisy_logits.iter().zip(sigma).map(|(logit, value)| logit + value).collect()
     }
 
@@ -740,45 +701,13 @@ impl Search {
         (proofs.iter().map(|p| all_lost || *p != Some(Proof::Lost)).collect(), None)
     }
 
-    /// Self-play's policy target: [`Search::root_choices`] as weights, and after a search with
-    /// forced playouts, those taken back out (KataGo's policy target pruning). Every move but
-    /// the most chosen loses up to its forced visits, as long as its PUCT score with the
-    /// final root visits stays below the most chosen move's; a move left with one visit or
-    /// less is dropped. The search's noise then changes which moves were looked at, but not
-    /// what the network is taught to prefer. A Gumbel search teaches its improved policy
-    /// instead (probabilities, not visits).
+    /// Self-play's policy target: a Gumbel search's improved policy (probabilities over every
+    /// move, see [`GumbelRoot`]), else [`Search::root_choices`] as weights.
     pub fn policy_target(&self) -> Vec<(Move, f32)> {
-        if let (Some(gumbel), Some(_)) = (self.config.gumbel, &self.halving) {
-            return self.improved_policy(gumbel);
+        match &self.halving {
+            Some(halving) => self.improved_policy(halving.gumbel),
+            None => self.root_choices().into_iter().map(|(mv, n)| (mv, n as f32)).collect(),
         }
-        let choices = self.root_choices();
-        let mut target: Vec<(Move, f32)> = choices.iter().map(|&(mv, n)| (mv, n as f32)).collect();
-        let k = self.config.forced_playouts;
-        let edges = &self.edges[self.children(self.root)];
-        let best = (0..choices.len()).max_by_key(|&i| choices[i].1);
-        let (Some(best), true) = (best, k > 0.0 && self.root_noised) else { return target };
-        let total: u32 = edges.iter().map(|e| e.visits).sum();
-        let sqrt_total = (total.max(1) as f32).sqrt();
-        let puct = |edge: &Edge, n: f32| {
-            edge.mean_value() + self.config.c_puct * edge.prior * sqrt_total / (1.0 + n)
-        };
-        let best_score = puct(&edges[best], choices[best].1 as f32);
-        for (i, (edge, (_, weight))) in edges.iter().zip(target.iter_mut()).enumerate() {
-            if i == best || *weight <= 0.0 {
-                continue;
-            }
-            let forced = (k * edge.prior * total as f32).sqrt();
-            let gap = best_score - edge.mean_value();
-            // PUCT(n) <= best_score for every n >= needed: the exploration term falls with n.
-            let needed = if gap > 0.0 {
-                self.config.c_puct * edge.prior * sqrt_total / gap - 1.0
-            } else {
-                *weight
-            };
-            let pruned = (*weight - forced).max(needed).min(*weight);
-            *weight = if pruned <= 1.0 { 0.0 } else { pruned };
-        }
-        target
     }
 
     /// The move to play: the most chosen by [`Search::root_choices`] (ties to the higher prior)
@@ -856,14 +785,13 @@ impl Search {
             return;
         }
         self.compact(child);
-        self.root_noised = false;
         self.halving = None;
     }
 
     /// Sets up the next search: `visits` root visits in all (a reused subtree's count), with
     /// or without the root's noise (playout cap randomisation switches it per move). With noise
-    /// on, an already expanded root gets it now: Dirichlet noise, or a Gumbel root's sample and
-    /// schedule for the visits still to come.
+    /// on, an already expanded root gets it now: a Gumbel root's sample and schedule for the
+    /// visits still to come.
     pub fn prepare(&mut self, noise: bool, visits: u32, rng: &mut impl Rng) {
         self.visit_target = visits;
         self.noise_enabled = noise && explores(&self.config);
