@@ -671,18 +671,24 @@ pub enum ConfigError {
     Invalid(String),
 }
 
+/// A config file's text, and its path as errors name it.
+fn read_config(path: &Path) -> Result<(String, String), ConfigError> {
+    let origin = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((text, origin)),
+        Err(source) => Err(ConfigError::Io { path: origin, source }),
+    }
+}
+
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: path.display().to_string(), source })?;
-        Config::parse(&text, &path.display().to_string())
+        let (text, origin) = read_config(path)?;
+        Config::parse(&text, &origin)
     }
 
     /// A run's stored `config.toml` (see [`Config::parse_stored`]).
     pub fn load_stored(path: &Path) -> Result<Config, ConfigError> {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
+        let (text, origin) = read_config(path)?;
         Config::parse_stored(&text, &origin)
     }
 
@@ -693,9 +699,7 @@ impl Config {
         struct RulesOnly {
             rules: Rules,
         }
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
+        let (text, origin) = read_config(path)?;
         let stored: RulesOnly = toml::from_str(&text)
             .map_err(|e| ConfigError::Parse { path: origin.clone(), message: e.to_string() })?;
         stored
