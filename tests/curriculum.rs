@@ -182,8 +182,10 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
             .replace("curriculum = []\n", "")
     };
     std::fs::write(&stored, old("0.0")).unwrap();
-    let resumed = Run::open(&run_dir, None).unwrap();
+    let mut resumed = Run::open(&run_dir, None).unwrap();
     assert_eq!(resumed.config, smoke());
+    resumed.train(Some(2), &Silent).unwrap();
+    assert_eq!(std::fs::read_to_string(&stored).unwrap(), text, "stored anew in today's form");
     // Made before stall_plies had a default: its games were never stopped early.
     let without_stall = old("0.0").replace("stall_plies = 60\n", "");
     assert_ne!(without_stall, old("0.0"));

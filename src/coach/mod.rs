@@ -422,8 +422,11 @@ impl Run {
                 }
                 let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
                 let opponents = read_opponents(&dir.join("opponents.csv"), state.generation)?;
+                // Stored anew when it differs from the file, which includes an older program's
+                // config read through its migrations: the file then says what the run does now.
                 let toml = config.to_toml();
-                let unstored_config = (toml != stored.to_toml()).then_some(toml);
+                let file = std::fs::read_to_string(&config_path).ok();
+                let unstored_config = (file.as_deref() != Some(toml.as_str())).then_some(toml);
                 return Ok(Run {
                     dir: dir.to_path_buf(),
                     config,
