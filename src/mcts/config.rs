@@ -43,7 +43,7 @@ impl RootNoise {
 /// moves without replacement by prior and Gumbel noise, shares the visits among them by
 /// sequential halving, plays the best of the last two, and teaches the softmax of the priors'
 /// logits plus the transformed searched values of every move. Below the root the search stays
-/// PUCT. With a hundred legal moves and 160 visits, visit counts say little about the moves few
+/// PUCT. With a hundred legal moves and 64 visits, visit counts say little about the moves few
 /// visits reached; the improved policy says something of each.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
