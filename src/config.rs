@@ -686,10 +686,11 @@ impl Config {
         Config::parse(&text, &origin)
     }
 
-    /// A run's stored `config.toml` (see [`Config::parse_stored`]).
-    pub fn load_stored(path: &Path) -> Result<Config, ConfigError> {
+    /// A run's stored `config.toml` (see [`Config::parse_stored`]), with the file's text: a
+    /// run stores its config anew when the text is not the resolved config's.
+    pub fn load_stored(path: &Path) -> Result<(Config, String), ConfigError> {
         let (text, origin) = read_config(path)?;
-        Config::parse_stored(&text, &origin)
+        Ok((Config::parse_stored(&text, &origin)?, text))
     }
 
     /// The rules of a run's stored `config.toml`, read alone: all that measuring the run's

@@ -398,7 +398,7 @@ impl Run {
         let config_path = dir.join("config.toml");
         let state_path = dir.join("state.json");
         if config_path.exists() {
-            let stored = Config::load_stored(&config_path)?;
+            let (stored, stored_text) = Config::load_stored(&config_path)?;
             if let Some(given) = &config {
                 if let Some(problem) = given.incompatibility(&stored) {
                     return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
@@ -425,8 +425,7 @@ impl Run {
                 // Stored anew when it differs from the file, which includes an older program's
                 // config read through its migrations: the file then says what the run does now.
                 let toml = config.to_toml();
-                let file = std::fs::read_to_string(&config_path).ok();
-                let unstored_config = (file.as_deref() != Some(toml.as_str())).then_some(toml);
+                let unstored_config = (toml != stored_text).then_some(toml);
                 return Ok(Run {
                     dir: dir.to_path_buf(),
                     config,
@@ -559,7 +558,7 @@ impl Run {
 
     /// An existing run, with nothing written (unlike [`Run::open`], which stores the config).
     fn open_existing(dir: &Path) -> Result<Run, RunError> {
-        let config = Config::load_stored(&dir.join("config.toml"))?;
+        let (config, _) = Config::load_stored(&dir.join("config.toml"))?;
         let state = read_state(&dir.join("state.json"))?;
         Ok(Run {
             dir: dir.to_path_buf(),
