@@ -265,13 +265,6 @@ pub struct SelfPlayConfig {
     /// capture came near ply 100 of 300, so two thirds of their positions (and of the replay
     /// window) repeated a few moves with nothing at stake.
     pub stall_plies: u16,
-    /// The share of each generation's games that begin from a position of the replay window
-    /// (one self-play searched in full, on the generation's board) instead of the start
-    /// position, without random opening plies (Go-Exploit: Trudeau and Bowling, 2023). Such
-    /// games are shorter, so their positions' value targets are more independent, and they
-    /// explore the middle and end of the game more. 0: every game from the start.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub window_starts: f64,
     /// Shares of each generation's games played by the network against other players instead
     /// of itself: `opponents = [{ player = "mcts-rollout:sims=8000", share = 0.25 }, { player =
     /// "alphabeta:depth=3", share = 0.25 }]`, or one as `opponent = { ... }`. Only the network's
@@ -326,7 +319,6 @@ impl Default for SelfPlayConfig {
             temperature_plies: 10,
             random_opening_plies: 4,
             stall_plies: 60,
-            window_starts: 0.0,
             opponents: Vec::new(),
             max_network_age: 1,
         }
@@ -860,12 +852,6 @@ impl Config {
             return invalid(format!(
                 "selfplay.full_search_probability must be in (0, 1], not {}",
                 s.full_search_probability
-            ));
-        }
-        if !(0.0..=1.0).contains(&s.window_starts) {
-            return invalid(format!(
-                "selfplay.window_starts must be in [0, 1], not {}",
-                s.window_starts
             ));
         }
         if s.full_visits < 2 || s.fast_visits < 1 || s.fast_visits > s.full_visits {

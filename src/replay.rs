@@ -420,30 +420,6 @@ impl ReplayBuffer {
         unreachable!("index within the buffer")
     }
 
-    /// `count` positions drawn uniformly, with replacement, from those of the newest `window`
-    /// samples that are on a `width` x `height` board; none when there are none.
-    pub fn draw_positions(
-        &self,
-        window: usize,
-        (width, height): (u8, u8),
-        count: usize,
-        rng: &mut impl Rng,
-    ) -> Vec<Position> {
-        let skip = self.len().saturating_sub(window);
-        let on_board: Vec<&Position> = self
-            .chunks
-            .iter()
-            .flat_map(|(_, samples)| samples)
-            .skip(skip)
-            .map(|sample| &sample.position)
-            .filter(|p| (p.rules().width, p.rules().height) == (width, height))
-            .collect();
-        if on_board.is_empty() {
-            return Vec::new();
-        }
-        (0..count).map(|_| *on_board[rng.random_range(0..on_board.len())]).collect()
-    }
-
     /// A training batch of `size` samples: the records' share of it, rounded, drawn uniformly
     /// from the records held, and the rest from the newest `window` positions. The count is
     /// fixed rather than drawn, so that every batch holds the same mixture. Without records the

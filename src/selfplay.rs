@@ -174,24 +174,17 @@ struct Game {
 
 impl Game {
     /// `opponents` are the configured opponents, if any (checked by the config: players that
-    /// build without a network); a game with a `window_start` begins there, without random
-    /// opening plies.
+    /// build without a network).
     fn new(
         rules: Rules,
         search_config: &SearchConfig,
         config: &SelfPlayConfig,
         opponents: Option<&OpponentSource>,
         seed: u64,
-        window_start: Option<Position>,
     ) -> Game {
         let mut rng = StdRng::seed_from_u64(seed);
-        let (start, opening_plies) = match window_start {
-            Some(position) => (position, 0),
-            None => (
-                Position::start(rules).expect("validated rules"),
-                rng.random_range(0..=config.random_opening_plies),
-            ),
-        };
+        let start = Position::start(rules).expect("validated rules");
+        let opening_plies = rng.random_range(0..=config.random_opening_plies);
         // Drawn only when opponents are configured, so that self-play alone plays the games
         // it always did from the same seeds.
         let opponent = opponents.and_then(|source| {
@@ -514,7 +507,7 @@ pub fn play_games<V: Evaluator + Send, E>(
     on_game: &mut dyn FnMut(&FinishedGame, usize) -> Result<(), E>,
     on_progress: &mut dyn FnMut(&SelfPlayProgress),
 ) -> Result<SelfPlayOutput, E> {
-    let session = Session { rules, search, config, seed, player_name, window_starts: &[] };
+    let session = Session { rules, search, config, seed, player_name };
     play_games_while(lanes, &session, resumed, &|| Room::Games(usize::MAX), on_game, on_progress)
 }
 
@@ -530,16 +523,13 @@ pub enum Room {
 }
 
 /// What every game of a [`play_games_while`] shares: the rules, the search and self-play
-/// settings, the seed its games' seeds come from, the network's name in their records, and
-/// the positions of the replay window that games begin from, by index (`[selfplay]
-/// window_starts`; a game past the end, or with none, begins at the start).
+/// settings, the seed its games' seeds come from, and the network's name in their records.
 pub struct Session<'a> {
     pub rules: Rules,
     pub search: &'a SearchConfig,
     pub config: &'a SelfPlayConfig,
     pub seed: u64,
     pub player_name: &'a str,
-    pub window_starts: &'a [Option<Position>],
 }
 
 /// [`play_games`], except that a new game starts only while fewer games are under way (begun
@@ -850,11 +840,10 @@ struct Lane<'a> {
 
 impl Lane<'_> {
     fn run(&self, evaluator: &mut dyn Evaluator) {
-        let Session { rules, search, config, seed, player_name, window_starts } = *self.session;
+        let Session { rules, search, config, seed, player_name } = *self.session;
         let new_game = |index: usize| {
             let seed = seed ^ (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let start = window_starts.get(index).copied().flatten();
-            (index, Game::new(rules, search, config, self.opponents, seed, start))
+            (index, Game::new(rules, search, config, self.opponents, seed))
         };
         let mut games: Vec<(usize, Game)> =
             self.first_games.iter().map(|&index| new_game(index)).collect();

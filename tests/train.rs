@@ -153,41 +153,6 @@ fn generations_add_up_across_invocations() {
     assert!(err.to_string().contains("generation 7 is not in the run's metrics.csv"), "{err}");
 }
 
-/// With `window_starts`, games begin from positions of the replay window, without random
-/// opening plies, as soon as the window holds any; the draws are the generation seed's, so a
-/// run stopped between generations plays the same games when it resumes.
-#[test]
-fn games_begin_from_the_window_when_asked() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = smoke();
-    config.selfplay.window_starts = 1.0;
-    config.evaluation.every = 0;
-    let (whole, parts) = (dir.path().join("whole"), dir.path().join("parts"));
-    Run::open(&whole, Some(config.clone())).unwrap().train(Some(3), &Silent).unwrap();
-    Run::open(&parts, Some(config.clone())).unwrap().train(Some(2), &Silent).unwrap();
-    Run::open(&parts, None).unwrap().train(Some(3), &Silent).unwrap();
-    let games = |run: &Path, g: u32| {
-        let text = std::fs::read_to_string(run.join(format!("games/gen-{g:06}.txt"))).unwrap();
-        GameRecord::parse_all(&text).unwrap()
-    };
-    let start = Position::start(config.rules).unwrap();
-    assert!(games(&whole, 1).iter().all(|r| r.start == start), "an empty window: the start");
-    for g in 2..=3 {
-        let earlier: Vec<Position> = (1..g)
-            .flat_map(|e| epaminondas::replay::read_chunk(&whole.join("replay"), e, &config.rules))
-            .flatten()
-            .map(|sample| sample.position)
-            .collect();
-        for record in games(&whole, g) {
-            // Read back from the record's Start tag.
-            assert!(record.start != start && earlier.contains(&record.start), "generation {g}");
-        }
-        assert_eq!(games(&whole, g), games(&parts, g), "generation {g} resumes the same");
-    }
-    let bad = Config::parse("[selfplay]\nwindow_starts = 1.5\n", "x.toml").unwrap_err();
-    assert!(bad.to_string().contains("selfplay.window_starts must be in [0, 1], not 1.5"), "{bad}");
-}
-
 /// `--hours` counts the run's training time over every invocation and stops at the end of the
 /// first generation past it, before any limit in generations; a run already past it trains no
 /// more, and says so. Hours that are not above zero are refused by name.
@@ -425,7 +390,6 @@ fn session_of(config: &Config) -> epaminondas::selfplay::Session<'_> {
         config: &config.selfplay,
         seed: 5,
         player_name: "test",
-        window_starts: &[],
     }
 }
 

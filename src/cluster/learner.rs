@@ -337,12 +337,6 @@ impl GameSource for ClusterGames {
         _network: &Network,
         observer: &dyn Observer,
     ) -> Result<SelfPlayOutput, RunError> {
-        // Workers hold no replay window to begin games from.
-        if run.config.selfplay.window_starts > 0.0 {
-            return Err(RunError::Config(crate::config::ConfigError::Invalid(
-                "selfplay.window_starts: games cannot begin from the replay window with a cluster's workers; leave it out or train without --cluster".into(),
-            )));
-        }
         self.collect(run, generation, observer).map_err(into_run_error)
     }
 

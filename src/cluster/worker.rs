@@ -166,7 +166,6 @@ fn play_with(
         config: &selfplay_config,
         seed: rand::random(),
         player_name: &player,
-        window_starts: &[],
     };
     let start_count = *published;
     // Counted in a cell: the room below reads it while each finished game adds to it.

@@ -38,7 +38,7 @@ use crate::selfplay;
 use crate::train::{self, Round};
 use crate::util::generation_name;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -266,19 +266,14 @@ impl GameSource for LocalSelfPlay {
             observer.game_finished(done);
             Ok(())
         };
-        let session = selfplay::Session {
-            rules: generation.rules,
-            search: &generation.search,
-            config: &generation.selfplay,
-            seed: generation.seed,
-            player_name: &player,
-            window_starts: &generation.window_starts,
-        };
-        selfplay::play_games_while(
+        selfplay::play_games(
             &mut evaluators,
-            &session,
+            generation.rules,
+            &generation.search,
+            &generation.selfplay,
+            generation.seed,
+            &player,
             resumed,
-            &|| selfplay::Room::Games(usize::MAX),
             &mut saved,
             &mut |progress| match last_length {
                 Some(length) if 2 * progress.games_done < progress.games_total => observer
@@ -348,9 +343,6 @@ pub struct Generation {
     /// Self-play's search and settings for the generation (its curriculum stage's).
     pub search: crate::mcts::SearchConfig,
     pub selfplay: crate::config::SelfPlayConfig,
-    /// For each of its games, the position of the replay window it begins from (`[selfplay]
-    /// window_starts`), or none for the start position.
-    pub window_starts: Vec<Option<crate::game::Position>>,
     pub journal: journal::Journal,
     /// When this invocation began it, and the time earlier invocations had spent on it.
     started: Instant,
@@ -375,31 +367,10 @@ impl Generation {
             rules,
             search: config.search_for(number),
             selfplay: config.selfplay_for(number),
-            window_starts: Vec::new(),
             journal,
             started: Instant::now(),
             carried,
         })
-    }
-
-    /// Draws, with the generation's seed, which of its games begin from a position of the
-    /// newest `window` samples of `buffer` on its board, and which position: each game with
-    /// chance `window_starts`. None while the window holds no position of the board (the
-    /// first generation, or the first after a curriculum stage).
-    fn draw_window_starts(&mut self, buffer: &ReplayBuffer, window: usize) {
-        let share = self.selfplay.window_starts;
-        if share == 0.0 {
-            return;
-        }
-        let mut rng = StdRng::seed_from_u64(self.seed ^ 0x7374_6172_7473);
-        let games = self.selfplay.games_per_generation;
-        let board = (self.rules.width, self.rules.height);
-        let positions = buffer.draw_positions(window, board, games, &mut rng);
-        if positions.is_empty() {
-            return;
-        }
-        self.window_starts =
-            positions.into_iter().map(|p| rng.random_bool(share).then_some(p)).collect();
     }
 
     /// Saves the time spent on the generation so far, so a stop loses none of it.
@@ -703,14 +674,12 @@ impl Run {
         }
         self.rate_if_due(observer)?; // a rating interrupted by a crash is played again
         while until.reached(&self.state).is_none() {
-            let mut generation = Generation::begin(
+            let generation = Generation::begin(
                 &self.dir,
                 self.state.generation + 1,
                 &self.config,
                 &mut learner.clock,
             )?;
-            let window = self.config.replay.window(self.state.total_samples);
-            generation.draw_window_starts(&learner.buffer, window);
             self.play_match(&generation, &mut learner, observer)?;
             let games = source.games(self, &generation, &learner.network, observer)?;
             self.store_games(&generation, &games)?;
