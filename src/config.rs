@@ -58,6 +58,12 @@ pub struct BoardStage {
     pub draw_value: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_plies: Option<u16>,
+    /// After the curriculum, every `again_every`-th generation plays on this stage's board
+    /// again (the first stage that names one), so that the training window keeps the small
+    /// board's short, decisive games beside the large board's, as KataGo trains on mixed sizes
+    /// throughout. Left out, the board is not played after its stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub again_every: Option<u32>,
 }
 
 /// Keys of options since removed, with the value a run that did not use them stored: implicit
@@ -129,6 +135,7 @@ impl Default for Config {
                 ply_cap: 150,
                 draw_value: Some(0.0),
                 stall_plies: Some(0),
+                again_every: None,
             }],
         }
     }
@@ -797,8 +804,14 @@ impl Config {
         selfplay
     }
 
+    /// The curriculum stage whose board generation `generation` plays on: its own stage, or
+    /// after the curriculum a stage whose board comes back on it (`again_every`).
     fn stage(&self, generation: u32) -> Option<&BoardStage> {
-        self.curriculum.iter().find(|stage| generation <= stage.until)
+        let comes_back = |stage: &&BoardStage| {
+            stage.again_every.is_some_and(|every| generation.is_multiple_of(every))
+        };
+        let current = self.curriculum.iter().find(|stage| generation <= stage.until);
+        current.or_else(|| self.curriculum.iter().find(comes_back))
     }
 
     /// The last generation of the curriculum's stages (0 without a curriculum).
@@ -906,6 +919,9 @@ impl Config {
             let in_stage = |e: &dyn std::fmt::Display| {
                 ConfigError::Invalid(format!("curriculum stage until {}: {e}", stage.until))
             };
+            if stage.again_every.is_some_and(|every| every < 2) {
+                return Err(in_stage(&"again_every must be at least 2"));
+            }
             self.rules_for(stage.until).validate().map_err(|e| in_stage(&e))?;
             self.search_for(stage.until).validate().map_err(|e| in_stage(&e))?;
         }
