@@ -38,11 +38,12 @@ pub struct Config {
 
 /// A stage of the board curriculum (`[[curriculum]]`): self-play of generations up to `until`
 /// plays on this board (the first stage whose `until` has not passed), later generations on
-/// `[rules]`'s. The network is convolutional with global pooling, so one network plays every
-/// size, and its training window mixes the sizes while the stages' positions leave it (KataGo
-/// trains on mixed board sizes). Small boards give short, decisive games from the first
-/// generation, which teach captures and races that carry over to the large board. Rating games
-/// and matches are always on `[rules]`'s board, and rating starts after the last stage.
+/// `[rules]`'s, but for those that a stage's `again_every` brings back to its board. The
+/// network is convolutional with global pooling, so one network plays every size, and its
+/// training window mixes the sizes while the stages' positions leave it (KataGo trains on mixed
+/// board sizes). Small boards give short, decisive games from the first generation, which teach
+/// captures and races that carry over to the large board. Rating games and matches are always
+/// on `[rules]`'s board, and rating starts after the last stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoardStage {
