@@ -38,12 +38,11 @@ pub struct Config {
 
 /// A stage of the board curriculum (`[[curriculum]]`): self-play of generations up to `until`
 /// plays on this board (the first stage whose `until` has not passed), later generations on
-/// `[rules]`'s, but for those that a stage's `again_every` brings back to its board. The
-/// network is convolutional with global pooling, so one network plays every size, and its
-/// training window mixes the sizes while the stages' positions leave it (KataGo trains on mixed
-/// board sizes). Small boards give short, decisive games from the first generation, which teach
-/// captures and races that carry over to the large board. Rating games and matches are always
-/// on `[rules]`'s board, and rating starts after the last stage.
+/// `[rules]`'s. The network is convolutional with global pooling, so one network plays every
+/// size, and its training window mixes the sizes while the stages' positions leave it (KataGo
+/// trains on mixed board sizes). Small boards give short, decisive games from the first
+/// generation, which teach captures and races that carry over to the large board. Rating games
+/// and matches are always on `[rules]`'s board, and rating starts after the last stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoardStage {
@@ -59,12 +58,6 @@ pub struct BoardStage {
     pub draw_value: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_plies: Option<u16>,
-    /// After the curriculum, every `again_every`-th generation plays on this stage's board
-    /// again (the first stage that names one), so that the training window keeps the small
-    /// board's short, decisive games beside the large board's, as KataGo trains on mixed sizes
-    /// throughout. Left out, the board is not played after its stage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub again_every: Option<u32>,
 }
 
 /// Keys of options since removed, with the value a run that did not use them stored: implicit
@@ -136,7 +129,6 @@ impl Default for Config {
                 ply_cap: 150,
                 draw_value: Some(0.0),
                 stall_plies: Some(0),
-                again_every: None,
             }],
         }
     }
@@ -805,14 +797,8 @@ impl Config {
         selfplay
     }
 
-    /// The curriculum stage whose board generation `generation` plays on: its own stage, or
-    /// after the curriculum a stage whose board comes back on it (`again_every`).
     fn stage(&self, generation: u32) -> Option<&BoardStage> {
-        let comes_back = |stage: &&BoardStage| {
-            stage.again_every.is_some_and(|every| generation.is_multiple_of(every))
-        };
-        let current = self.curriculum.iter().find(|stage| generation <= stage.until);
-        current.or_else(|| self.curriculum.iter().find(comes_back))
+        self.curriculum.iter().find(|stage| generation <= stage.until)
     }
 
     /// The last generation of the curriculum's stages (0 without a curriculum).
@@ -920,9 +906,6 @@ impl Config {
             let in_stage = |e: &dyn std::fmt::Display| {
                 ConfigError::Invalid(format!("curriculum stage until {}: {e}", stage.until))
             };
-            if stage.again_every.is_some_and(|every| every < 2) {
-                return Err(in_stage(&"again_every must be at least 2"));
-            }
             self.rules_for(stage.until).validate().map_err(|e| in_stage(&e))?;
             self.search_for(stage.until).validate().map_err(|e| in_stage(&e))?;
         }

@@ -17,15 +17,7 @@ const STAGES: &str = "[[curriculum]]\nuntil = 1\nwidth = 8\nheight = 8\nply_cap 
 
 /// A stage of the board only, with the large board's settings.
 fn stage(until: u32, width: u8, height: u8, ply_cap: u16) -> BoardStage {
-    BoardStage {
-        until,
-        width,
-        height,
-        ply_cap,
-        draw_value: None,
-        stall_plies: None,
-        again_every: None,
-    }
+    BoardStage { until, width, height, ply_cap, draw_value: None, stall_plies: None }
 }
 
 #[test]
@@ -54,8 +46,7 @@ fn each_generation_plays_on_its_stages_board() {
             height: 8,
             ply_cap: 150,
             draw_value: Some(0.0),
-            stall_plies: Some(0),
-            again_every: None
+            stall_plies: Some(0)
         }]
     );
     assert!(smoke().curriculum.is_empty());
@@ -82,43 +73,6 @@ fn a_stage_may_have_its_own_draw_value_and_quiet_game_stop() {
     assert!(error.to_string().contains("draw_value"), "{error}");
     let error = Config::parse(&format!("{STAGES}forced_playouts = 2.0\n"), "x").unwrap_err();
     assert!(error.to_string().contains("forced_playouts"), "an unknown key: {error}");
-}
-
-/// After the curriculum a stage's board may come back every few generations (`again_every`),
-/// with the stage's own settings, the other generations on [rules]' board; a run plays them so.
-#[test]
-fn a_stage_board_comes_back_every_few_generations_when_asked() {
-    let text = "[[curriculum]]\nuntil = 1\nwidth = 8\nheight = 8\nply_cap = 30\n\
-                draw_value = 0.0\nagain_every = 3\n";
-    let config = Config::parse(text, "x").unwrap();
-    let board = |g: u32| (config.rules_for(g).width, config.rules_for(g).height);
-    let boards: Vec<(u8, u8)> = (1..=7).map(board).collect();
-    assert_eq!(boards, [(8, 8), (14, 12), (8, 8), (14, 12), (14, 12), (8, 8), (14, 12)]);
-    assert_eq!(config.search_for(6).draw_value, 0.0, "the stage's settings come back with it");
-    assert_eq!(config.search_for(5).draw_value, -0.7);
-    assert_eq!(Config::parse(&config.to_toml(), "saved").unwrap(), config);
-    let error = Config::parse(&text.replace("= 3", "= 1"), "x").unwrap_err().to_string();
-    assert!(error.contains("again_every must be at least 2"), "{error}");
-
-    let dir = tempfile::tempdir().unwrap();
-    let mut config = smoke();
-    config.curriculum = vec![BoardStage { again_every: Some(2), ..stage(1, 8, 8, 30) }];
-    config.evaluation.every = 0;
-    Run::open(dir.path(), Some(config)).unwrap().train(Some(3), &Silent).unwrap();
-    for (generation, size) in [(1, (8, 8)), (2, (8, 8)), (3, (14, 12))] {
-        let text =
-            std::fs::read_to_string(dir.path().join(format!("games/gen-{generation:06}.txt")))
-                .unwrap();
-        let records = GameRecord::parse_all(&text).unwrap();
-        assert!(!records.is_empty());
-        for record in &records {
-            assert_eq!(
-                (record.rules().width, record.rules().height),
-                size,
-                "generation {generation}"
-            );
-        }
-    }
 }
 
 #[test]
