@@ -696,6 +696,16 @@ fn yardstick_measures_a_runs_checkpoints_by_hours_and_resumes() {
     assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
     assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
     assert_eq!(read_table(&table).unwrap(), rows);
+    // A copy of the run kept without its state.json (as a run's data is kept to be measured)
+    // is measured from every row of its metrics: the same generations, all finished.
+    let state = run_dir.join("state.json");
+    let kept_aside = dir.path().join("state.json");
+    std::fs::rename(&state, &kept_aside).unwrap();
+    let copy = yardstick();
+    assert!(copy.status.success(), "{}", String::from_utf8_lossy(&copy.stderr));
+    assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
+    assert_eq!(read_table(&table).unwrap(), rows);
+    std::fs::rename(&kept_aside, &state).unwrap();
     // A run whose config names an option since removed cannot go on, but is still measured.
     let config = run_dir.join("config.toml");
     let stored = std::fs::read_to_string(&config).unwrap();

@@ -1054,9 +1054,12 @@ pub fn read_metrics(path: &Path, generation: u32) -> Result<Vec<MetricsRow>, Run
 
 /// The metrics rows of the run in `dir` whose generations are committed: a row written before
 /// its generation's `state.json` is left out, since resuming may play that generation again.
+/// A copy of a run kept without its `state.json` (its metrics and some checkpoints, to be
+/// measured) will not be resumed, so each of its rows counts.
 pub fn finished_metrics(dir: &Path) -> Result<Vec<MetricsRow>, RunError> {
-    let state = read_state(&dir.join("state.json"))?;
-    read_metrics(&dir.join("metrics.csv"), state.generation)
+    let state = dir.join("state.json");
+    let last = if state.exists() { read_state(&state)?.generation } else { u32::MAX };
+    read_metrics(&dir.join("metrics.csv"), last)
 }
 
 /// The rows of an `opponents.csv` up to `generation`; none when the file is missing (a run
