@@ -253,7 +253,8 @@ pub struct SelfPlayConfig {
     pub full_search_probability: f64,
     pub full_visits: u32,
     pub fast_visits: u32,
-    /// Move choice temperature for the first `temperature_plies` plies, then `temperature_end`.
+    /// Move choice temperature for the first `temperature_plies` plies, then `temperature_end`,
+    /// of the searches without root exploration (a Gumbel root plays its halving's move).
     pub temperature_start: f32,
     pub temperature_end: f32,
     pub temperature_plies: u16,
@@ -921,6 +922,12 @@ impl Config {
         let e = &self.evaluation;
         if e.every > 0 && (e.games == 0 || e.simulations == 0) {
             return invalid("evaluation: games and simulations must be at least 1 (or every = 0 to turn rating off)".into());
+        }
+        if e.every > 0 && !e.games.is_multiple_of(2) {
+            return invalid(format!(
+                "evaluation.games must be even (each opening is played with both colours), not {}",
+                e.games
+            ));
         }
         if e.games > MAX_MATCH_GAMES {
             return invalid(format!(

@@ -214,8 +214,8 @@ impl Game {
         };
         game.pick_search_kind(config);
         // The random opening at once (up to the first search), so that a game is a function of
-        // its seed alone. A game that replaced a finished one mid-round used to search the start
-        // position for a round first, drawing from its generator before its opening moves.
+        // its seed alone: a game that replaces a finished one mid-round would otherwise search
+        // its start position for a round first, drawing from its generator before its opening.
         game.advance(config);
         game
     }

@@ -563,3 +563,29 @@ fn network_notices_out_of_range_are_refused() {
     let error = NetworkNotice::decode(&serde_json::to_vec(&last).unwrap()).unwrap_err();
     assert!(error.to_string().contains("out of range"), "{error}");
 }
+
+/// Workers fetch a notice's object and name a file after it: a notice whose object is not the
+/// name its run and version give, or whose run id could be a path, is refused with the reason;
+/// so is a run notice with such an id.
+#[test]
+fn notices_naming_paths_are_refused() {
+    use epaminondas::cluster::message::{NetworkNotice, RunNotice};
+    let decode = |notice: &NetworkNotice| {
+        NetworkNotice::decode(&serde_json::to_vec(notice).unwrap()).map_err(|e| e.to_string())
+    };
+    let notice = NetworkNotice::new("0123456789abcdef", 3);
+    assert_eq!(decode(&notice), Ok(notice.clone()));
+    let elsewhere = NetworkNotice { object: "../../etc/passwd".into(), ..notice.clone() };
+    let error = decode(&elsewhere).unwrap_err();
+    assert!(error.contains("\"../../etc/passwd\" is not"), "{error}");
+    let other_version =
+        NetworkNotice { object: NetworkNotice::new("0123456789abcdef", 2).object, ..notice };
+    assert!(decode(&other_version).unwrap_err().contains("is not"));
+    for bad in ["", "a/b", "..", "run id", "x".repeat(65).as_str()] {
+        let error = decode(&NetworkNotice::new(bad, 3)).unwrap_err();
+        assert!(error.contains("run id"), "{bad:?}: {error}");
+        let run = RunNotice { run: bad.into(), config: String::new() };
+        let error = RunNotice::decode(&serde_json::to_vec(&run).unwrap()).unwrap_err();
+        assert!(error.to_string().contains("run id"), "{bad:?}: {error}");
+    }
+}

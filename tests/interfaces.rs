@@ -384,7 +384,7 @@ fn scripted_terminal_game() {
     assert_eq!(saved[0].moves.len(), 2, "a1-a3 and the reply");
 }
 
-/// The TorchScript module computes what the network computes, at any batch size.
+/// The TorchScript module computes what the network computes, row for row in a batch of three.
 #[test]
 fn torchscript_export_matches_the_network() {
     let dir = tempfile::tempdir().unwrap();

@@ -288,6 +288,12 @@ fn a_generation_killed_in_self_play_keeps_its_finished_games() {
     );
     let saved = saved_records();
     assert!((3..60).contains(&saved.len()), "{} games saved", saved.len());
+    // A committed generation's journal whose removal was interrupted goes on resuming; a file
+    // that is not the run's stays.
+    let stale = run_dir.join("selfplay/gen-000000");
+    std::fs::create_dir_all(&stale).unwrap();
+    let foreign = run_dir.join("selfplay/notes.txt");
+    std::fs::write(&foreign, "mine").unwrap();
 
     let output = Command::new(binary)
         .args(["train", "--run"])
@@ -313,6 +319,8 @@ fn a_generation_killed_in_self_play_keeps_its_finished_games() {
     let row = &epaminondas::coach::read_metrics(&run_dir.join("metrics.csv"), u32::MAX).unwrap()[0];
     assert_eq!((row.generation, row.games, row.total_games), (1, 60, 60));
     assert!(!journal.exists(), "the journal goes once the generation is committed");
+    assert!(!stale.exists(), "a committed generation's journal is removed");
+    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "mine");
 }
 
 /// Self-play in several lanes (threads, each with its own evaluator and share of the games)
@@ -865,6 +873,11 @@ fn bad_configs_are_named() {
     );
     assert_ne!(age, text);
     assert!(Config::parse(&age, "x.toml").unwrap_err().to_string().contains("max_network_age"));
+    let odd =
+        text.replace("[evaluation]\nevery = 1\ngames = 2", "[evaluation]\nevery = 1\ngames = 3");
+    assert_ne!(odd, text);
+    let error = Config::parse(&odd, "x.toml").unwrap_err().to_string();
+    assert!(error.contains("evaluation.games must be even"), "{error}");
     // Optimiser settings that would turn the weights to NaN within a step.
     for (key, named) in [
         ("weight_decay = inf", "weight_decay"),
@@ -1035,7 +1048,7 @@ fn configs_name_only_what_differs_from_the_defaults() {
 /// Self-play's lanes: by default one per thread, on any device; a number set is kept; never
 /// more lanes than games in lockstep.
 #[test]
-fn self_play_runs_a_lane_per_thread() {
+fn self_play_lanes_default_to_one_per_thread() {
     let default = Config::default().selfplay;
     assert_eq!(default.lanes, 0);
     assert_eq!(default.lanes(2), 2);

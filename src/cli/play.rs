@@ -272,6 +272,13 @@ fn play_turns(
         let position = game.position();
         if position.status() == Status::Ongoing && position.side_to_move() != human {
             let decision = agent.choose(&position, Limit::default());
+            // The game's record must read back: an agent's illegal move ends the game here.
+            if let Err(reason) = position.check(decision.mv) {
+                anyhow::bail!(
+                    "the agent chose {}, which is illegal here ({reason}); this is a bug in the agent",
+                    decision.mv
+                );
+            }
             let notation = position.notation(decision.mv);
             game.moves.push(decision.mv);
             let chance = decision

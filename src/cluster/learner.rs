@@ -10,6 +10,7 @@
 use super::message::{GameMessage, NetworkNotice, RunNotice};
 use super::{Cluster, ClusterError, Delivery, GamesConsumer};
 use crate::coach::files::{read_csv, write_csv, write_file};
+use crate::coach::journal;
 use crate::coach::{checkpoint_path, GameSource, Generation, Observer, Run, RunError};
 use crate::game::GameRecord;
 use crate::nn::Network;
@@ -217,6 +218,8 @@ impl ClusterGames {
         let mut games = generation.journal.finished_games()?;
         let mut ids: HashSet<String> =
             games.iter().filter_map(|g| game_id_of(&g.record).map(str::to_string)).collect();
+        // Not the count of games: embedded self-play's journal can have gaps.
+        let mut free_indices = journal::free_indices(games.iter().map(|g| g.index).collect());
         if !games.is_empty() {
             observer.message(&format!(
                 "generation {number}: {} games were taken before the stop; taking the rest",
@@ -271,7 +274,7 @@ impl ClusterGames {
                     .with_tag(GAME_TAG, &id)
                     .with_tag(NETWORK_TAG, message.header.network);
                 let game = FinishedGame {
-                    index: games.len(),
+                    index: free_indices.next().expect("an unbounded range"),
                     record,
                     samples: message.samples,
                     simulations: message.header.simulations,
@@ -376,10 +379,11 @@ fn run_id(dir: &Path) -> Result<String, RunError> {
     if let Ok(text) = std::fs::read_to_string(&path) {
         let value: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| RunError::Corrupt { path: path.clone(), problem: e.to_string() })?;
-        return value["run"]
+        let id = value["run"]
             .as_str()
-            .map(str::to_string)
-            .ok_or(RunError::Corrupt { path, problem: "no \"run\" id".into() });
+            .ok_or(RunError::Corrupt { path: path.clone(), problem: "no \"run\" id".into() })?;
+        super::message::check_run_id(id).map_err(|problem| RunError::Corrupt { path, problem })?;
+        return Ok(id.to_string());
     }
     let id = format!("{:016x}", rand::random::<u64>());
     write_file(&path, serde_json::json!({ "run": id }).to_string().as_bytes())?;

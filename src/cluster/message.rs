@@ -35,13 +35,26 @@ impl RunNotice {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<RunNotice, MessageError> {
-        serde_json::from_slice(bytes).map_err(|e| MessageError::Notice(e.to_string()))
+        let notice: RunNotice =
+            serde_json::from_slice(bytes).map_err(|e| MessageError::Notice(e.to_string()))?;
+        check_run_id(&notice.run).map_err(MessageError::Notice)?;
+        Ok(notice)
     }
 
     /// The config, checked as a stored run's config is.
     pub fn config(&self) -> Result<Config, crate::config::ConfigError> {
         Config::parse_stored(&self.config, "the run's config on the server")
     }
+}
+
+/// Checks a run's id: it names objects on the server and files on the workers, so it is 1 to
+/// 64 ASCII letters, digits, `-` and `_` (a new run's is 16 hexadecimal digits).
+pub fn check_run_id(id: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if id.is_empty() || id.len() > 64 || !id.chars().all(allowed) {
+        return Err(format!("run id {id:?} is not 1 to 64 letters, digits, '-' and '_'"));
+    }
+    Ok(())
 }
 
 /// The highest network version a notice may carry.
@@ -76,6 +89,14 @@ impl NetworkNotice {
             serde_json::from_slice(bytes).map_err(|e| MessageError::Notice(e.to_string()))?;
         if notice.version > MAX_VERSION {
             let problem = format!("network version {} is out of range", notice.version);
+            return Err(MessageError::Notice(problem));
+        }
+        check_run_id(&notice.run).map_err(MessageError::Notice)?;
+        // Workers name the downloaded file after the object: only the name the learner gives
+        // a version is accepted, never a path.
+        let expected = NetworkNotice::new(&notice.run, notice.version).object;
+        if notice.object != expected {
+            let problem = format!("network object {:?} is not {expected:?}", notice.object);
             return Err(MessageError::Notice(problem));
         }
         Ok(notice)

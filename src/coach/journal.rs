@@ -16,6 +16,7 @@ use super::files::{corrupt, io, write_file, RunError};
 use crate::game::{GameRecord, Rules};
 use crate::replay::{encode_chunk, read_samples};
 use crate::selfplay::FinishedGame;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The saved games of one generation.
@@ -27,13 +28,16 @@ pub struct Journal {
 impl Journal {
     /// The journal of `generation` in the run at `run_dir`. Journals of other generations are
     /// removed: they belong to generations already committed (their removal was interrupted).
+    /// Anything else in the folder is not the run's and is left alone.
     pub fn open(run_dir: &Path, generation: u32, rules: Rules) -> Result<Journal, RunError> {
         let parent = run_dir.join("selfplay");
         let dir = parent.join(crate::util::generation_name(generation));
         if let Ok(entries) = std::fs::read_dir(&parent) {
-            for stale in
-                entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|path| *path != dir)
-            {
+            let stale_journals = entries
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|path| *path != dir && path.is_dir() && is_journal_name(path));
+            for stale in stale_journals {
                 std::fs::remove_dir_all(&stale).map_err(io(&stale))?;
             }
         }
@@ -125,9 +129,45 @@ impl Journal {
 
 const SECONDS_FILE: &str = "seconds.txt";
 
+/// The indices further games of a generation may be saved at, lowest first: those `held` (the
+/// saved games' indices) leaves free. Embedded self-play numbers its games by slot, so a stop can
+/// leave gaps; games taken from elsewhere fill them, which keeps every index below the
+/// generation's number of games, as self-play resuming the journal expects.
+pub fn free_indices(held: BTreeSet<usize>) -> impl Iterator<Item = usize> {
+    (0..).filter(move |index| !held.contains(index))
+}
+
+/// Whether a folder's name is a generation's, as [`crate::util::generation_name`] writes it.
+fn is_journal_name(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.strip_prefix("gen-")
+        .and_then(|number| number.parse::<u32>().ok())
+        .is_some_and(|number| crate::util::generation_name(number) == name)
+}
+
 /// I of a file `PREFIXI.txt`; None for any other file (a samples file, a record of another
 /// prefix, or the temporary file of an atomic write).
 fn numbered(path: &Path, prefix: &str) -> Option<usize> {
     let name = path.file_name()?.to_str()?;
     name.strip_prefix(prefix)?.strip_suffix(".txt")?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_indices_fill_the_gaps_first() {
+        let free: Vec<usize> = free_indices(BTreeSet::from([0, 1, 3, 6])).take(4).collect();
+        assert_eq!(free, [2, 4, 5, 7]);
+        assert_eq!(free_indices(BTreeSet::new()).next(), Some(0));
+    }
+
+    #[test]
+    fn only_generation_names_are_journals() {
+        assert!(is_journal_name(Path::new("run/selfplay/gen-000042")));
+        for other in ["notes.txt", "gen-42", "gen-0000042", "gen-", ".gen-000042"] {
+            assert!(!is_journal_name(Path::new(other)), "{other}");
+        }
+    }
 }

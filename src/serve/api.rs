@@ -198,7 +198,8 @@ pub struct GameState {
     pub rules: String,
     pub width: u8,
     pub height: u8,
-    /// One text per row from the top (row `height`) down: `w`, `b` or `.` per column from `a`.
+    /// One text per row from the top (row `height`) down: `w`, `b`, `s` (a stone) or `.` per
+    /// column from `a`.
     pub board: Vec<String>,
     /// The position in the text format of `epaminondas show --position`.
     pub position: String,
