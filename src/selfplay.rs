@@ -522,6 +522,14 @@ pub enum Room {
     Abandon,
 }
 
+/// The indices further games of a generation may take, lowest first: those `held` (the saved
+/// games' indices) leaves free. Resumed self-play deals these; a stop can leave gaps, and games
+/// taken from the cluster fill them, which keeps every index below the generation's number of
+/// games, as self-play resuming the journal expects.
+pub fn free_indices(held: std::collections::BTreeSet<usize>) -> impl Iterator<Item = usize> {
+    (0..).filter(move |index| !held.contains(index))
+}
+
 /// What every game of a [`play_games_while`] shares: the rules, the search and self-play
 /// settings, the seed its games' seeds come from, and the network's name in their records.
 pub struct Session<'a> {
@@ -582,7 +590,7 @@ pub fn play_games_while<V: Evaluator + Send, E>(
     });
     let games_to_play = total - done.iter().filter(|&&index| index < total).count();
     // Lazily: a cluster worker plays an endless generation.
-    let to_play = (0..total).filter(move |index| !done.contains(index));
+    let to_play = free_indices(done).take_while(move |&index| index < total);
     let dealer = Dealer {
         next: std::sync::Mutex::new(Box::new(to_play)),
         room: AtomicUsize::new(0),
@@ -952,5 +960,18 @@ impl Lane<'_> {
             tell(LaneEvent::Dropped(games.len()));
         }
         tell(LaneEvent::UnderWay { lane: self.number, under_way: UnderWay::default() });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn free_indices_fill_the_gaps_first() {
+        let free: Vec<usize> = free_indices(BTreeSet::from([0, 1, 3, 6])).take(4).collect();
+        assert_eq!(free, [2, 4, 5, 7]);
+        assert_eq!(free_indices(BTreeSet::new()).next(), Some(0));
     }
 }

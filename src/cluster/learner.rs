@@ -10,7 +10,6 @@
 use super::message::{GameMessage, NetworkNotice, RunNotice};
 use super::{Cluster, ClusterError, Delivery, GamesConsumer};
 use crate::coach::files::{read_csv, write_csv, write_file};
-use crate::coach::journal;
 use crate::coach::{checkpoint_path, GameSource, Generation, Observer, Run, RunError};
 use crate::game::GameRecord;
 use crate::nn::Network;
@@ -219,7 +218,8 @@ impl ClusterGames {
         let mut ids: HashSet<String> =
             games.iter().filter_map(|g| game_id_of(&g.record).map(str::to_string)).collect();
         // Not the count of games: embedded self-play's journal can have gaps.
-        let mut free_indices = journal::free_indices(games.iter().map(|g| g.index).collect());
+        let mut free_indices =
+            crate::selfplay::free_indices(games.iter().map(|g| g.index).collect());
         if !games.is_empty() {
             observer.message(&format!(
                 "generation {number}: {} games were taken before the stop; taking the rest",

@@ -16,7 +16,6 @@ use super::files::{corrupt, io, write_file, RunError};
 use crate::game::{GameRecord, Rules};
 use crate::replay::{encode_chunk, read_samples};
 use crate::selfplay::FinishedGame;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The saved games of one generation.
@@ -129,14 +128,6 @@ impl Journal {
 
 const SECONDS_FILE: &str = "seconds.txt";
 
-/// The indices further games of a generation may be saved at, lowest first: those `held` (the
-/// saved games' indices) leaves free. Embedded self-play numbers its games by slot, so a stop can
-/// leave gaps; games taken from elsewhere fill them, which keeps every index below the
-/// generation's number of games, as self-play resuming the journal expects.
-pub fn free_indices(held: BTreeSet<usize>) -> impl Iterator<Item = usize> {
-    (0..).filter(move |index| !held.contains(index))
-}
-
 /// Whether a folder's name is a generation's, as [`crate::util::generation_name`] writes it.
 fn is_journal_name(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -155,13 +146,6 @@ fn numbered(path: &Path, prefix: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn free_indices_fill_the_gaps_first() {
-        let free: Vec<usize> = free_indices(BTreeSet::from([0, 1, 3, 6])).take(4).collect();
-        assert_eq!(free, [2, 4, 5, 7]);
-        assert_eq!(free_indices(BTreeSet::new()).next(), Some(0));
-    }
 
     #[test]
     fn only_generation_names_are_journals() {
