@@ -51,8 +51,7 @@ pub struct GumbelRoot {
     /// Moves considered at the root (16 in the paper): fewer get more visits each.
     pub considered: u32,
     /// The values' weight against the priors' logits grows with the most visited move's
-    /// visits: `(c_visit + max visits) * c_scale` times the value mapped from [-1, 1] onto
-    /// [0, 1].
+    /// visits: `(c_visit + max visits) * c_scale` times the value rescaled to [0, 1].
     pub c_visit: f32,
     pub c_scale: f32,
 }

@@ -548,12 +548,8 @@ impl Search {
     }
 
     /// Per root move, σ of its completed value (Danihelka et al.): its mean value if visited,
-    /// else the root's value mixed with the prior-weighted values of the visited moves; mapped
-    /// from the values' bounds [-1, 1] onto [0, 1], times `(c_visit + most visits) * c_scale`.
-    /// The bounds, as MuZero's pseudocode normalises a board game's values, and not min-max over
-    /// the root's moves (`mctx`'s default): a stretch puts the best and the worst move about
-    /// `scale` (10 at 160 visits) logits apart however close their chances, and its targets
-    /// taught a difference of 0.02 as a certainty.
+    /// else the root's value mixed with the prior-weighted values of the visited moves;
+    /// rescaled to [0, 1] over the root's moves, times `(c_visit + most visits) * c_scale`.
     fn transformed_values(&self, gumbel: GumbelRoot) -> Vec<f32> {
         let edges = &self.edges[self.children(self.root)];
         let visits: u32 = edges.iter().map(|e| e.visits).sum();
@@ -568,10 +564,13 @@ impl Search {
         } else {
             own
         };
-        let completed = edges.iter().map(|e| if e.visits > 0 { e.mean_value() } else { mixed });
+        let completed: Vec<f32> =
+            edges.iter().map(|e| if e.visits > 0 { e.mean_value() } else { mixed }).collect();
+        let low = completed.iter().copied().fold(f32::INFINITY, f32::min);
+        let high = completed.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let most = edges.iter().map(|e| e.visits).max().unwrap_or(0);
         let scale = (gumbel.c_visit + most as f32) * gumbel.c_scale;
-        completed.map(|q| scale * (q.clamp(-1.0, 1.0) + 1.0) / 2.0).collect()
+        completed.iter().map(|q| scale * (q - low) / (high - low).max(1e-6)).collect()
     }
 
     /// A Gumbel search's policy target: softmax of log prior plus transformed value over every
