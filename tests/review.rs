@@ -126,6 +126,19 @@ fn the_review_command_marks_the_blunder_and_writes_csv() {
     let error = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && error.contains("there is no folder"), "{error}");
     assert!(output.stdout.is_empty(), "nothing was reviewed");
+    // A table onto a file that exists (here the records themselves) is refused, the file kept.
+    let before = std::fs::read_to_string(&records).unwrap();
+    let output = Command::new(binary)
+        .arg("review")
+        .arg(&records)
+        .args(["--game", "2", "--player", "alphabeta:depth=3", "--csv"])
+        .arg(&records)
+        .output()
+        .unwrap();
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && error.contains("the file exists"), "{error}");
+    assert!(output.stdout.is_empty(), "nothing was reviewed");
+    assert_eq!(std::fs::read_to_string(&records).unwrap(), before);
     std::fs::write(&records, "[White \"a\"]\n1. q9-q10 *\n").unwrap();
     let output = Command::new(binary)
         .arg("review")

@@ -67,6 +67,13 @@ pub fn review(args: ReviewArgs) -> anyhow::Result<()> {
         if let Some(folder) = folder.filter(|folder| !folder.is_dir()) {
             bail!("--csv {}: there is no folder {}", path.display(), folder.display());
         }
+        // It could be the records themselves, or another review's table.
+        if path.exists() {
+            bail!(
+                "--csv {}: the file exists; name another (review never replaces a file)",
+                path.display()
+            );
+        }
     }
     let mut csv = args.csv.as_ref().map(|_| csv::Writer::from_writer(Vec::new()));
     let mut out = std::io::stdout().lock();
