@@ -19,7 +19,9 @@
 //! positions as soon as they are played). It resumes from its last checkpoint; the window of
 //! positions it trained from lives in memory and is played afresh by the teacher.
 
-use crate::coach::files::{corrupt, io, read_csv, write_csv, write_file, RunError};
+use crate::coach::files::{
+    corrupt, io, read_csv, write_csv, write_file, DirLock, RunError, LOCK_FILE,
+};
 use crate::config::{ConfigError, NetworkConfig};
 use crate::encode;
 use crate::evaluator::{EvalRequest, Evaluator, Wdl};
@@ -243,6 +245,8 @@ pub struct Distillation {
     optimizer: Optimizer,
     held_out: Vec<Sample>,
     rows: Vec<DistillRow>,
+    /// This process's hold on the directory while it writes there.
+    _lock: DirLock,
 }
 
 fn optimizer_settings(config: &DistillConfig) -> OptimizerSettings {
@@ -264,6 +268,13 @@ impl Distillation {
         device: Option<DeviceChoice>,
     ) -> Result<Distillation, RunError> {
         let state_path = dir.join("state.json");
+        if !state_path.exists() {
+            config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
+            teacher.ok_or_else(|| RunError::NoTeacher { dir: dir.to_path_buf() })?;
+        }
+        // Everything below reads the directory as it is once this process holds it; a new one
+        // is made, and held, only as the distillation starts.
+        let lock = if dir.is_dir() { Some(DirLock::acquire(dir)?) } else { None };
         if state_path.exists() {
             let stored = DistillConfig::load(&dir.join("config.toml"))?;
             if let Some(given) = config.filter(|given| **given != stored) {
@@ -293,12 +304,13 @@ impl Distillation {
                 );
                 return Err(RunError::Teacher { path: teacher.to_path_buf(), problem });
             }
-            return Distillation::resume(dir, stored, state, device);
+            let lock = DirLock::held_or_acquire(lock, dir)?;
+            return Distillation::resume(dir, stored, state, device, lock);
         }
         let config = config.ok_or_else(|| RunError::NoConfig { dir: dir.to_path_buf() })?;
         let teacher = teacher.ok_or_else(|| RunError::NoTeacher { dir: dir.to_path_buf() })?;
         refuse_foreign_files(dir)?;
-        Distillation::start(dir, config.clone(), teacher, None, device)
+        Distillation::start(dir, config.clone(), teacher, None, device, lock)
     }
 
     /// Starts a distillation in `dir` whose student begins with the weights of `student`, a
@@ -316,8 +328,9 @@ impl Distillation {
         if dir.join("state.json").exists() {
             return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
         }
+        let lock = if dir.is_dir() { Some(DirLock::acquire(dir)?) } else { None };
         refuse_foreign_files(dir)?;
-        Distillation::start(dir, config.clone(), teacher, Some(student), device)
+        Distillation::start(dir, config.clone(), teacher, Some(student), device, lock)
     }
 
     fn start(
@@ -326,6 +339,7 @@ impl Distillation {
         teacher_path: &Path,
         init: Option<&Path>,
         device: Option<DeviceChoice>,
+        lock: Option<DirLock>,
     ) -> Result<Distillation, RunError> {
         configure_threads(config.run.threads);
         let device = device.unwrap_or(config.run.device).resolve()?;
@@ -335,6 +349,7 @@ impl Distillation {
             student.init_from_file(init)?;
         }
         let optimizer = Optimizer::new(&student, optimizer_settings(&config));
+        let lock = DirLock::held_or_acquire(lock, dir)?;
         std::fs::create_dir_all(dir.join("checkpoints")).map_err(io(dir))?;
         write_file(&dir.join("config.toml"), config.to_toml().as_bytes())?;
         let state = DistillState {
@@ -354,6 +369,7 @@ impl Distillation {
             optimizer,
             held_out: Vec::new(),
             rows: Vec::new(),
+            _lock: lock,
         })
     }
 
@@ -362,6 +378,7 @@ impl Distillation {
         config: DistillConfig,
         state: DistillState,
         device: Option<DeviceChoice>,
+        lock: DirLock,
     ) -> Result<Distillation, RunError> {
         configure_threads(config.run.threads);
         let device = device.unwrap_or(config.run.device).resolve()?;
@@ -396,6 +413,7 @@ impl Distillation {
             optimizer,
             held_out,
             rows,
+            _lock: lock,
         })
     }
 
@@ -601,14 +619,18 @@ impl Distillation {
 
 /// Refuses to start a distillation in a directory that holds anything but what a start that
 /// stopped before its first checkpoint leaves (its config, its held-out positions, an empty
-/// `checkpoints`): a training run given by mistake would lose its config.
+/// `checkpoints`) and the lock file: a training run given by mistake would lose its config.
+/// A `config.toml` without the `checkpoints` folder, which a start makes before it, is the
+/// user's own file, not a start's.
 fn refuse_foreign_files(dir: &Path) -> Result<(), RunError> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
     for entry in entries {
         let path = entry.map_err(io(dir))?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         let ours = match name {
-            "config.toml" | "held-out.bin" => true,
+            "config.toml" => dir.join("checkpoints").is_dir(),
+            "held-out.bin" => true,
+            LOCK_FILE => true,
             "checkpoints" => {
                 std::fs::read_dir(&path).is_ok_and(|mut inside| inside.next().is_none())
             }

@@ -124,6 +124,7 @@ fn a_run_trains_one_network_on_every_board_of_its_curriculum() {
     }
     // The window after generation 2 holds both boards, and the second generation trained on
     // it: its network differs from the first's.
+    drop(run);
     let window = Run::open(&run_dir, None).unwrap().replay_window().unwrap();
     let mut boards: Vec<(u8, u8)> = window
         .into_samples()
@@ -186,6 +187,7 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
     assert_eq!(resumed.config, smoke());
     resumed.train(Some(2), &Silent).unwrap();
     assert_eq!(std::fs::read_to_string(&stored).unwrap(), text, "stored anew in today's form");
+    drop(resumed);
     // Made before stall_plies had a default: its games were never stopped early.
     let without_stall = old("0.0").replace("stall_plies = 60\n", "");
     assert_ne!(without_stall, old("0.0"));

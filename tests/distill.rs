@@ -126,6 +126,7 @@ fn a_student_learns_the_teacher_and_resumes_where_it_stopped() {
     assert_eq!(meta["distill_steps"], "60");
 
     // Resumed without the config or the teacher: both come from the directory.
+    drop(distillation);
     let recorder = Recorder::default();
     let mut resumed = Distillation::open(&run, None, None, None).unwrap();
     assert_eq!(resumed.state().steps, 60);
@@ -193,8 +194,10 @@ fn a_distillation_starts_from_a_student_distilled_before() {
     let (_, meta) = Network::load(&continued.student_path(), tch::Device::Cpu).unwrap();
     assert_eq!(meta["distill_initialised_from"], distillation.student_path().display().to_string());
     // A resume keeps the record of where the student began.
+    let initialised_from = continued.state().initialised_from.clone();
+    drop(continued);
     let resumed = Distillation::open(&second, None, None, None).unwrap();
-    assert_eq!(resumed.state().initialised_from, continued.state().initialised_from);
+    assert_eq!(resumed.state().initialised_from, initialised_from);
 
     let error = Distillation::start_from(
         &second,
@@ -303,19 +306,38 @@ fn a_distillation_refuses_what_it_was_not_made_with() {
         .err()
         .expect("a training run");
     assert!(
-        matches!(&error, RunError::NotADistillation { found, .. } if found == "run.json"),
+        matches!(&error, RunError::NotADistillation { found, .. } if found == "run.json" || found == "config.toml"),
         "{error}"
     );
     assert_eq!(
         std::fs::read_to_string(training_run.join("config.toml")).unwrap(),
         "a training run's config"
     );
+    // Nor is a folder holding only the user's own config (no start made its `checkpoints`).
+    let own = dir.path().join("own-config");
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::write(own.join("config.toml"), "the user's config").unwrap();
+    let error = Distillation::open(&own, Some(&config()), Some(&teacher()), None)
+        .err()
+        .expect("a user's config");
+    assert!(
+        matches!(&error, RunError::NotADistillation { found, .. } if found == "config.toml"),
+        "{error}"
+    );
+    assert_eq!(std::fs::read_to_string(own.join("config.toml")).unwrap(), "the user's config");
 
     let missing = dir.path().join("no-such-teacher.safetensors");
     let error = Distillation::open(&empty, Some(&config()), Some(&missing), None)
         .err()
         .expect("a missing teacher");
     assert!(error.to_string().contains("no-such-teacher"), "{error}");
+
+    // One process at a time: a second opening waits for the first to let go.
+    let holding = Distillation::open(&run, None, None, None).unwrap();
+    let error = Distillation::open(&run, None, None, None).err().expect("held by another");
+    assert!(matches!(&error, RunError::InUse { dir } if dir == &run), "{error}");
+    drop(holding);
+    Distillation::open(&run, None, None, None).unwrap();
 
     std::fs::write(run.join("state.json"), "{ not json").unwrap();
     let error = Distillation::open(&run, None, None, None).err().expect("a corrupt state");

@@ -1,6 +1,6 @@
 //! The training loop end to end on configs/smoke.toml, and its failure modes.
 
-use epaminondas::coach::{checkpoint_path, rating, Run, Silent, Until};
+use epaminondas::coach::{checkpoint_path, rating, Run, RunError, Silent, Until};
 use epaminondas::config::{Config, TrainingConfig};
 use epaminondas::game::{Color, GameRecord, Position, RecordResult};
 use epaminondas::nn::optim::{Optimizer, OptimizerKind, OptimizerSettings};
@@ -24,6 +24,28 @@ fn metrics_generations(dir: &Path) -> Vec<u32> {
         .iter()
         .map(|r| r.generation)
         .collect()
+}
+
+/// A newest checkpoint that is not the network the run's config builds (replaced by hand, say
+/// with one for the stones variant) stops the run by name before it plays or trains.
+#[test]
+fn a_run_refuses_a_checkpoint_of_another_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let config = smoke();
+    drop(Run::open(&run_dir, Some(config.clone())).unwrap());
+    let mut other = config.net_config().unwrap();
+    other.stones = !other.stones;
+    let checkpoint = checkpoint_path(&run_dir, 0);
+    let network = Network::new(&other, tch::Device::Cpu, Some(1)).unwrap();
+    network.save(&checkpoint, &Default::default()).unwrap();
+    let error = Run::open(&run_dir, None).unwrap().train(Some(1), &Silent).unwrap_err();
+    assert!(
+        matches!(&error, RunError::Corrupt { path, .. } if path == &checkpoint)
+            && error.to_string().contains("the run's config asks for"),
+        "{error}"
+    );
+    assert!(!run_dir.join("metrics.csv").exists(), "nothing was played or trained");
 }
 
 /// A metrics file written before the held-out losses were measured still reads, without them.
@@ -52,6 +74,10 @@ fn generations_add_up_across_invocations() {
     let mut run = Run::open(&run_dir, Some(smoke())).unwrap();
     run.train(Some(1), &Silent).unwrap();
     assert_eq!(metrics_generations(&run_dir), [1]);
+    // One process at a time: two writing one run would overwrite each other's games.
+    let error = Run::open(&run_dir, None).err().expect("held by the first");
+    assert!(matches!(&error, RunError::InUse { dir } if dir == &run_dir), "{error}");
+    drop(run);
     // `--generations 2` on the same directory means two in total, not two more.
     let mut run = Run::open(&run_dir, None).unwrap();
     assert_eq!(run.state.generation, 1);
@@ -169,6 +195,7 @@ fn hours_stop_a_run_at_the_generation_that_passes_them() {
         Until { generations: Some(5), hours: Some(run.state.wall_seconds / 3600.0 * (1.0 + 1e-9)) };
     run.train(one_more, &Silent).unwrap();
     assert_eq!(metrics_generations(&run_dir), [1, 2], "the hours stop it before 5 generations");
+    drop(run);
 
     let said = common::Messages::default();
     Run::open(&run_dir, None).unwrap().train(one_more, &said).unwrap();
@@ -223,6 +250,14 @@ fn killed_run_resumes() {
     // reads only the committed ones, and its next commit writes the file again.
     let committed: Vec<u32> = killed.metrics().iter().map(|r| r.generation).collect();
     assert_eq!(committed, (1..=done).collect::<Vec<_>>());
+    // The kill let go of the directory (the open above held it); while this process holds it,
+    // another `train` there is refused and changes nothing.
+    let metrics = std::fs::read(run_dir.join("metrics.csv")).unwrap();
+    let refused = Command::new(binary).args(["train", "--run"]).arg(&run_dir).output().unwrap();
+    let error = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && error.contains("in use by another process"), "{error}");
+    assert_eq!(std::fs::read(run_dir.join("metrics.csv")).unwrap(), metrics);
+    drop(killed);
     let status = Command::new(binary)
         .args(["train", "--run"])
         .arg(&run_dir)

@@ -25,6 +25,8 @@ pub enum RunError {
     StateMissing { dir: PathBuf, found: PathBuf },
     #[error("{dir} holds a run (state.json) but not its config.toml, which resuming it needs; restore the config there")]
     ConfigMissing { dir: PathBuf },
+    #[error("{dir} is in use by another process (a `train` or `distill` there); wait for it to stop, or stop it, before starting another in the same directory")]
+    InUse { dir: PathBuf },
     #[error(transparent)]
     Net(#[from] NetError),
     #[error(transparent)]
@@ -56,6 +58,46 @@ pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
 /// Turns an error in reading `path` into [`RunError::Corrupt`], naming the file.
 pub(crate) fn corrupt<E: Display>(path: &Path) -> impl Fn(E) -> RunError + '_ {
     move |e| RunError::Corrupt { path: path.to_path_buf(), problem: e.to_string() }
+}
+
+/// The exclusive hold of one process on a run (or distillation) directory, released when
+/// dropped or when the process ends, however it ends. Two processes writing one run would
+/// number their games alike and overwrite each other's chunks and checkpoints.
+#[derive(Debug)]
+pub(crate) struct DirLock {
+    _file: std::fs::File,
+}
+
+/// The lock file inside a run directory (a dot file, so it is never taken for a run's work).
+pub(crate) const LOCK_FILE: &str = ".lock";
+
+impl DirLock {
+    /// Holds `dir` (created if missing) for this process, or says it is held already.
+    pub(crate) fn acquire(dir: &Path) -> Result<DirLock, RunError> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let path = dir.join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => Ok(DirLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                Err(RunError::InUse { dir: dir.to_path_buf() })
+            }
+            Err(std::fs::TryLockError::Error(source)) => Err(RunError::Io { path, source }),
+        }
+    }
+
+    /// `held`, or where the caller holds no lock yet, a new one on `dir`.
+    pub(crate) fn held_or_acquire(held: Option<DirLock>, dir: &Path) -> Result<DirLock, RunError> {
+        match held {
+            Some(lock) => Ok(lock),
+            None => DirLock::acquire(dir),
+        }
+    }
 }
 
 /// Writes `bytes` to `path` atomically (see [`crate::util::write_atomically`]).

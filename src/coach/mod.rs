@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub use files::RunError;
-use files::{corrupt, io, read_csv, write_csv, write_file};
+use files::{corrupt, io, read_csv, write_csv, write_file, DirLock};
 use matches::MatchRow;
 
 /// One row of `metrics.csv`.
@@ -298,6 +298,9 @@ pub struct Run {
     /// the stored one: stored once the run has resumed with it, so that a config the run cannot
     /// resume with (another optimiser, a missing records file) leaves the stored one as it was.
     unstored_config: Option<String>,
+    /// This process's hold on the directory while it may write there; none for a run opened
+    /// only to be read (another run's buffer to pretrain on).
+    _lock: Option<DirLock>,
 }
 
 pub fn checkpoint_path(dir: &Path, generation: u32) -> PathBuf {
@@ -397,6 +400,18 @@ impl Run {
     pub fn open(dir: &Path, config: Option<Config>) -> Result<Run, RunError> {
         let config_path = dir.join("config.toml");
         let state_path = dir.join("state.json");
+        if !config_path.exists() {
+            if state_path.exists() {
+                return Err(RunError::ConfigMissing { dir: dir.to_path_buf() });
+            }
+            if config.is_none() {
+                refuse_started(dir)?;
+                return Err(RunError::NoConfig { dir: dir.to_path_buf() });
+            }
+        }
+        // Everything below reads the directory as it is once this process holds it; a new one
+        // is made, and held, only as the run is created.
+        let lock = if dir.is_dir() { Some(DirLock::acquire(dir)?) } else { None };
         if config_path.exists() {
             let (stored, stored_text) = Config::load_stored(&config_path)?;
             if let Some(given) = &config {
@@ -433,11 +448,12 @@ impl Run {
                     metrics,
                     opponents,
                     unstored_config,
+                    _lock: lock,
                 });
             }
             // Created but not initialised (killed during creation): start it again, unless it
             // holds later work (`refuse_started`).
-            return Run::create(dir, config);
+            return Run::create(dir, config, lock);
         }
         if state_path.exists() {
             return Err(RunError::ConfigMissing { dir: dir.to_path_buf() });
@@ -446,7 +462,7 @@ impl Run {
             refuse_started(dir)?;
             return Err(RunError::NoConfig { dir: dir.to_path_buf() });
         };
-        Run::create(dir, config)
+        Run::create(dir, config, lock)
     }
 
     /// Starts a new run in `dir` whose first network takes the weights of the checkpoint at
@@ -459,7 +475,7 @@ impl Run {
         let mut network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
         network.init_from_file(init)?;
         let info = serde_json::json!({ "initialised_from": init.display().to_string() });
-        Run::create_with(dir, config, network, None, info)
+        Run::create_with(dir, config, network, None, info, None)
     }
 
     /// Starts a new run in `dir` whose first network is trained on another run's replay
@@ -553,7 +569,7 @@ impl Run {
         if let Some(init) = pretraining.init {
             info["initialised_from"] = serde_json::json!(init.display().to_string());
         }
-        Run::create_with(dir, config, network, Some((optimizer, buffer.into_samples())), info)
+        Run::create_with(dir, config, network, Some((optimizer, buffer.into_samples())), info, None)
     }
 
     /// An existing run, with nothing written (unlike [`Run::open`], which stores the config).
@@ -567,10 +583,11 @@ impl Run {
             metrics: Vec::new(),
             opponents: Vec::new(),
             unstored_config: None,
+            _lock: None,
         })
     }
 
-    fn create(dir: &Path, config: Config) -> Result<Run, RunError> {
+    fn create(dir: &Path, config: Config, lock: Option<DirLock>) -> Result<Run, RunError> {
         refuse_started(dir)?;
         // A chunk 0 here is left by a pretrained start that was interrupted: starting the run
         // with random weights would train them on samples meant for the pretrained network.
@@ -581,11 +598,12 @@ impl Run {
         }
         let device = config.run.device.resolve()?;
         let network = Network::new(&config.net_config()?, device, Some(config.run.seed))?;
-        Run::create_with(dir, config, network, None, serde_json::json!({}))
+        Run::create_with(dir, config, network, None, serde_json::json!({}), lock)
     }
 
     /// Writes a new run around its first network, and for a pretrained one the optimiser state
-    /// and samples that trained it (replay chunk 0); `info`'s fields go into `run.json`.
+    /// and samples that trained it (replay chunk 0); `info`'s fields go into `run.json`. The
+    /// directory is held from here on, by `lock` or, where the caller holds none, a new one.
     /// Callers build the network first, so that one that cannot be built leaves no directory
     /// behind (a half-made one would be started again with random weights).
     fn create_with(
@@ -594,7 +612,9 @@ impl Run {
         network: Network,
         pretrained: Option<(Optimizer, Vec<Sample>)>,
         info: serde_json::Value,
+        lock: Option<DirLock>,
     ) -> Result<Run, RunError> {
+        let lock = DirLock::held_or_acquire(lock, dir)?;
         refuse_started(dir)?;
         for sub in ["checkpoints", "replay", "games"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(io(&dir.join(sub)))?;
@@ -628,6 +648,7 @@ impl Run {
             metrics: Vec::new(),
             opponents: Vec::new(),
             unstored_config: None,
+            _lock: Some(lock),
         };
         run.write_state()?;
         Ok(run)
@@ -704,8 +725,16 @@ impl Run {
         // Only the first configuration of rayon's global pool counts; later runs in one process reuse it.
         let _ = rayon::ThreadPoolBuilder::new().num_threads(config.run.threads()).build_global();
         let device = config.run.device.resolve()?;
-        let (network, _) =
-            Network::load(&checkpoint_path(&self.dir, self.state.generation), device)?;
+        let newest = checkpoint_path(&self.dir, self.state.generation);
+        let (network, _) = Network::load(&newest, device)?;
+        let expected = config.net_config()?;
+        if network.config != expected {
+            let problem = format!(
+                "it holds a {:?} network where the run's config asks for a {:?}",
+                network.config, expected
+            );
+            return Err(RunError::Corrupt { path: newest, problem });
+        }
         let mut buffer = self.replay_window()?;
         // Match records held beside the window: the config's files, and the run's own matches.
         let mut held = Vec::new();
