@@ -274,7 +274,7 @@ impl Distillation {
         }
         // Everything below reads the directory as it is once this process holds it; a new one
         // is made, and held, only as the distillation starts.
-        let lock = if dir.is_dir() { Some(DirLock::acquire(dir)?) } else { None };
+        let lock = DirLock::acquire_if_present(dir)?;
         if state_path.exists() {
             let stored = DistillConfig::load(&dir.join("config.toml"))?;
             if let Some(given) = config.filter(|given| **given != stored) {
@@ -328,7 +328,7 @@ impl Distillation {
         if dir.join("state.json").exists() {
             return Err(RunError::AlreadyStarted { dir: dir.to_path_buf() });
         }
-        let lock = if dir.is_dir() { Some(DirLock::acquire(dir)?) } else { None };
+        let lock = DirLock::acquire_if_present(dir)?;
         refuse_foreign_files(dir)?;
         Distillation::start(dir, config.clone(), teacher, Some(student), device, lock)
     }

@@ -91,6 +91,15 @@ impl DirLock {
         }
     }
 
+    /// A hold on `dir` if it exists; none (and nothing made) if it does not.
+    pub(crate) fn acquire_if_present(dir: &Path) -> Result<Option<DirLock>, RunError> {
+        if dir.is_dir() {
+            DirLock::acquire(dir).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
     /// `held`, or where the caller holds no lock yet, a new one on `dir`.
     pub(crate) fn held_or_acquire(held: Option<DirLock>, dir: &Path) -> Result<DirLock, RunError> {
         match held {

@@ -404,65 +404,56 @@ impl Run {
             if state_path.exists() {
                 return Err(RunError::ConfigMissing { dir: dir.to_path_buf() });
             }
-            if config.is_none() {
+            let Some(config) = config else {
                 refuse_started(dir)?;
                 return Err(RunError::NoConfig { dir: dir.to_path_buf() });
+            };
+            // A new directory is made, and held, only as the run is created.
+            return Run::create(dir, config, DirLock::acquire_if_present(dir)?);
+        }
+        // Everything below reads the directory as it is once this process holds it.
+        let lock = DirLock::acquire(dir)?;
+        let (stored, stored_text) = Config::load_stored(&config_path)?;
+        if let Some(given) = &config {
+            if let Some(problem) = given.incompatibility(&stored) {
+                return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
             }
         }
-        // Everything below reads the directory as it is once this process holds it; a new one
-        // is made, and held, only as the run is created.
-        let lock = if dir.is_dir() { Some(DirLock::acquire(dir)?) } else { None };
-        if config_path.exists() {
-            let (stored, stored_text) = Config::load_stored(&config_path)?;
-            if let Some(given) = &config {
-                if let Some(problem) = given.incompatibility(&stored) {
-                    return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
-                }
-            }
-            // Settings that do not change the game or the network may be changed on resume.
-            let config = config.unwrap_or_else(|| stored.clone());
-            if state_path.exists() {
-                let state = read_state(&state_path)?;
-                // The curriculum may change only for generations to come: the finished ones
-                // and the one in progress (its journal) were played under the stored one's rules.
-                if let Some(generation) =
-                    (1..=state.generation + 1).find(|&g| config.rules_for(g) != stored.rules_for(g))
-                {
-                    let problem = format!(
-                        "the [[curriculum]] gives generation {generation} other rules ({}) than the run played it on ({})",
-                        config.rules_for(generation),
-                        stored.rules_for(generation)
-                    );
-                    return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
-                }
-                let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
-                let opponents = read_opponents(&dir.join("opponents.csv"), state.generation)?;
-                // Stored anew when it differs from the file, which includes an older program's
-                // config read through its migrations: the file then says what the run does now.
-                let toml = config.to_toml();
-                let unstored_config = (toml != stored_text).then_some(toml);
-                return Ok(Run {
-                    dir: dir.to_path_buf(),
-                    config,
-                    state,
-                    metrics,
-                    opponents,
-                    unstored_config,
-                    _lock: lock,
-                });
-            }
-            // Created but not initialised (killed during creation): start it again, unless it
-            // holds later work (`refuse_started`).
-            return Run::create(dir, config, lock);
-        }
+        // Settings that do not change the game or the network may be changed on resume.
+        let config = config.unwrap_or_else(|| stored.clone());
         if state_path.exists() {
-            return Err(RunError::ConfigMissing { dir: dir.to_path_buf() });
+            let state = read_state(&state_path)?;
+            // The curriculum may change only for generations to come: the finished ones
+            // and the one in progress (its journal) were played under the stored one's rules.
+            if let Some(generation) =
+                (1..=state.generation + 1).find(|&g| config.rules_for(g) != stored.rules_for(g))
+            {
+                let problem = format!(
+                    "the [[curriculum]] gives generation {generation} other rules ({}) than the run played it on ({})",
+                    config.rules_for(generation),
+                    stored.rules_for(generation)
+                );
+                return Err(RunError::Incompatible { dir: dir.to_path_buf(), problem });
+            }
+            let metrics = read_metrics(&dir.join("metrics.csv"), state.generation)?;
+            let opponents = read_opponents(&dir.join("opponents.csv"), state.generation)?;
+            // Stored anew when it differs from the file, which includes an older program's
+            // config read through its migrations: the file then says what the run does now.
+            let toml = config.to_toml();
+            let unstored_config = (toml != stored_text).then_some(toml);
+            return Ok(Run {
+                dir: dir.to_path_buf(),
+                config,
+                state,
+                metrics,
+                opponents,
+                unstored_config,
+                _lock: Some(lock),
+            });
         }
-        let Some(config) = config else {
-            refuse_started(dir)?;
-            return Err(RunError::NoConfig { dir: dir.to_path_buf() });
-        };
-        Run::create(dir, config, lock)
+        // Created but not initialised (killed during creation): start it again, unless it
+        // holds later work (`refuse_started`).
+        Run::create(dir, config, Some(lock))
     }
 
     /// Starts a new run in `dir` whose first network takes the weights of the checkpoint at
