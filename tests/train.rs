@@ -1,7 +1,7 @@
 //! The training loop end to end on configs/smoke.toml, and its failure modes.
 
 use epaminondas::coach::{checkpoint_path, rating, Run, RunError, Silent, Until};
-use epaminondas::config::{Config, TrainingConfig};
+use epaminondas::config::{Config, MatchesConfig, TrainingConfig};
 use epaminondas::game::{Color, GameRecord, Position, RecordResult};
 use epaminondas::nn::optim::{Optimizer, OptimizerKind, OptimizerSettings};
 use epaminondas::nn::{model::NetConfig, Network};
@@ -46,6 +46,51 @@ fn a_run_refuses_a_checkpoint_of_another_network() {
         "{error}"
     );
     assert!(!run_dir.join("metrics.csv").exists(), "nothing was played or trained");
+}
+
+/// The players a run measures itself against are checked before it plays: a network of the
+/// other variant as the `[matches]` opponent, or a baseline file that is not there, stops the
+/// run by its place in the config before generation 1 rather than at its first match or rating.
+/// With rating off the baselines are not played, and not checked.
+#[test]
+fn a_run_refuses_fixed_players_that_cannot_play_its_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut other = smoke().net_config().unwrap();
+    other.stones = !other.stones;
+    let stones = dir.path().join("stones.safetensors");
+    let network = Network::new(&other, tch::Device::Cpu, Some(1)).unwrap();
+    network.save(&stones, &Default::default()).unwrap();
+    let mut against_stones = smoke();
+    against_stones.matches = Some(MatchesConfig {
+        opponent: format!("net:{}:sims=2", stones.display()),
+        agent: "sims=2".into(),
+        games: 2,
+        parallel: 2,
+        opening_plies: 2,
+        learn: false,
+    });
+    let mut missing_baseline = smoke();
+    let missing = dir.path().join("missing.safetensors");
+    missing_baseline.evaluation.baselines =
+        vec!["random".into(), format!("net:{}", missing.display())];
+    for (name, config, place, problem) in [
+        ("opponent", against_stones, "[matches] opponent", "the stones variant"),
+        ("baseline", missing_baseline.clone(), "[evaluation] baselines", "missing.safetensors"),
+    ] {
+        let run_dir = dir.path().join(name);
+        let error = Run::open(&run_dir, Some(config)).unwrap().train(Some(1), &Silent).unwrap_err();
+        assert!(
+            matches!(&error, RunError::Player { place: found, .. } if *found == place)
+                && error.to_string().starts_with(place)
+                && error.to_string().contains(problem),
+            "{error}"
+        );
+        assert!(!run_dir.join("metrics.csv").exists(), "nothing was played or trained");
+    }
+    missing_baseline.evaluation.every = 0;
+    let unrated = dir.path().join("unrated");
+    Run::open(&unrated, Some(missing_baseline)).unwrap().train(Some(1), &Silent).unwrap();
+    assert_eq!(metrics_generations(&unrated), [1]);
 }
 
 /// A metrics file written before the held-out losses were measured still reads, without them.

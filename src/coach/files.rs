@@ -31,6 +31,8 @@ pub enum RunError {
     Net(#[from] NetError),
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    #[error("{place}: {source}")]
+    Player { place: &'static str, source: crate::players::PlayerError },
     #[error("rating games: {0}")]
     Rating(#[from] crate::arena::ArenaError),
     #[error("the generation's match ([matches]): {0}")]

@@ -726,6 +726,7 @@ impl Run {
             );
             return Err(RunError::Corrupt { path: newest, problem });
         }
+        check_fixed_players(config)?;
         let mut buffer = self.replay_window()?;
         // Match records held beside the window: the config's files, and the run's own matches.
         let mut held = Vec::new();
@@ -1080,6 +1081,26 @@ pub fn finished_metrics(dir: &Path) -> Result<Vec<MetricsRow>, RunError> {
     let state = dir.join("state.json");
     let last = if state.exists() { read_state(&state)?.generation } else { u32::MAX };
     read_metrics(&dir.join("metrics.csv"), last)
+}
+
+/// Checks the players the run measures itself against (`[evaluation] baselines` while rating is
+/// on, the `[matches]` opponent) before it plays: a network file that is missing, unreadable or
+/// trained for the other variant is refused now by its place in the config, rather than when
+/// its first rating or match comes, after a generation of work.
+fn check_fixed_players(config: &Config) -> Result<(), RunError> {
+    let mut players = Vec::new();
+    if config.evaluation.every > 0 {
+        let baselines = config.evaluation.baseline_specs()?;
+        players.extend(baselines.into_iter().map(|spec| ("[evaluation] baselines", spec)));
+    }
+    if let Some(matches) = &config.matches {
+        players.push(("[matches] opponent", matches.opponent_spec()?));
+    }
+    for (place, spec) in players {
+        crate::players::check_rules(&spec, &config.rules)
+            .map_err(|source| RunError::Player { place, source })?;
+    }
+    Ok(())
 }
 
 /// The rows of an `opponents.csv` up to `generation`; none when the file is missing (a run
