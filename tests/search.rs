@@ -580,3 +580,81 @@ fn a_gumbel_root_leaves_a_search_without_noise_alone() {
         assert!(error.contains(named), "{error}");
     }
 }
+
+/// An evaluator blind to captures, as the from-scratch networks are: it gives them no prior,
+/// and values a position by its piece lead alone.
+struct CaptureBlind;
+
+impl Evaluator for CaptureBlind {
+    fn evaluate(&mut self, batch: &[EvalRequest]) -> Vec<Evaluation> {
+        batch
+            .iter()
+            .map(|request| {
+                let p = &request.position;
+                let captures: Vec<bool> = request
+                    .moves
+                    .iter()
+                    .map(|&mv| epaminondas::game::move_facts(p, mv).captured > 0)
+                    .collect();
+                let quiet = captures.iter().filter(|&&c| !c).count().max(1) as f32;
+                let priors = captures.iter().map(|&c| if c { 0.0 } else { 1.0 / quiet }).collect();
+                let me = p.side_to_move();
+                let lead = p.pieces(me).count() as f32 - p.pieces(me.opponent()).count() as f32;
+                Evaluation { priors, value: lead.tanh(), draw: 0.0 }
+            })
+            .collect()
+    }
+}
+
+/// With a share of every node's prior on its captures, the search sees the opponent's capture
+/// that a blind prior hides: stepping next to a larger phalanx loses the piece.
+#[test]
+fn a_capture_share_shows_the_search_the_captures_its_prior_hides() {
+    // Three pieces a side. White a5 to a6 lets Black's a9-a8 phalanx take it (two squares, a7
+    // empty); White's other moves keep it out of reach.
+    let p = pos("13b/14/14/b13/b13/14/14/w13/14/14/14/12ww w");
+    let hanging = p.parse_move("a5-a6").unwrap();
+    let after = p.play(hanging).unwrap();
+    let taken = |m: &Move| epaminondas::game::move_facts(&after, *m).captured > 0;
+    assert!(after.legal_moves().iter().any(taken), "Black can take the piece");
+    let value_of_hanging = |capture_prior: f32| {
+        let config = SearchConfig { capture_prior, ..SearchConfig::default() };
+        let mut search = Search::new(p, config);
+        search.run(&mut CaptureBlind, 2000, 1, &mut StdRng::seed_from_u64(3));
+        let summary = search.summary();
+        let (_, visits, _, value) =
+            summary.moves.into_iter().find(|&(mv, ..)| mv == hanging).expect("a root move");
+        (visits, value)
+    };
+    let (_, blind) = value_of_hanging(0.0);
+    let (visits, seen) = value_of_hanging(0.25);
+    assert!(blind > -0.1, "a blind search sees nothing lost: {blind}");
+    assert!(visits > 0 && seen < -0.4, "the share shows the piece lost: {seen} in {visits} visits");
+}
+
+/// The share is spread evenly over the captures and the rest keeps the network's proportions;
+/// a position without captures, or a share of 0, keeps the priors.
+#[test]
+fn a_capture_share_is_spread_over_the_captures() {
+    // White's a2-a3 phalanx takes Black's a4 (one square); nothing else captures.
+    let p = pos("13b/14/14/14/14/14/14/14/b13/w13/w13/13w w");
+    let quiet = pos("13b/14/14/14/14/14/14/14/14/14/14/13w w");
+    let priors = |position: Position, share: f32| {
+        let config = SearchConfig { capture_prior: share, ..SearchConfig::default() };
+        let mut search = Search::new(position, config);
+        search.run(&mut UniformEvaluator, 10, 1, &mut StdRng::seed_from_u64(3));
+        search.summary().moves.into_iter().map(|(mv, _, prior, _)| (mv, prior)).collect::<Vec<_>>()
+    };
+    let is_capture = |m: Move| epaminondas::game::move_facts(&p, m).captured > 0;
+    let n = p.legal_moves().len() as f32;
+    let captures = p.legal_moves().into_iter().filter(|&m| is_capture(m)).count() as f32;
+    assert!(captures >= 1.0 && captures < n);
+    for (mv, prior) in priors(p, 0.5) {
+        let want = 0.5 / n + if is_capture(mv) { 0.5 / captures } else { 0.0 };
+        assert!((prior - want).abs() < 1e-6, "{mv}: {prior} against {want}");
+    }
+    for (position, share) in [(quiet, 0.5), (p, 0.0)] {
+        let n = position.legal_moves().len() as f32;
+        assert!(priors(position, share).iter().all(|&(_, prior)| (prior - 1.0 / n).abs() < 1e-6));
+    }
+}

@@ -89,6 +89,11 @@ pub struct SearchConfig {
     /// `[search]` that leaves it out gets [`SELF_PLAY_DRAW_VALUE`].
     #[serde(default = "self_play_draw_value")]
     pub draw_value: f32,
+    /// Default 0: the share of every expanded node's prior spread evenly over its captures
+    /// (the rest keeps the network's priors, scaled down). A network whose policy gives
+    /// captures almost nothing never searches them, for either side: it neither takes
+    /// material nor sees its own pieces taken in the line below (docs/methods.md).
+    pub capture_prior: f32,
 }
 
 /// The draw value of self-play's search: both sides avoid draws, which keeps games on the
@@ -108,6 +113,7 @@ impl Default for SearchConfig {
             reuse_tree: true,
             forced_results: true,
             draw_value: 0.0,
+            capture_prior: 0.0,
         }
     }
 }
@@ -131,6 +137,9 @@ impl SearchConfig {
             if !(c_visit >= 0.0 && c_visit.is_finite() && c_scale > 0.0 && c_scale.is_finite()) {
                 return Err(format!("gumbel needs a finite c_visit >= 0 and c_scale > 0, not {c_visit} and {c_scale}"));
             }
+        }
+        if !(0.0..=1.0).contains(&self.capture_prior) {
+            return Err(format!("capture_prior must be in [0, 1], not {}", self.capture_prior));
         }
         if !(-1.0..=1.0).contains(&self.draw_value) {
             return Err(format!("draw_value must be in [-1, 1], not {}", self.draw_value));

@@ -11,8 +11,9 @@
 
 use super::config::{Fpu, GumbelRoot, SearchConfig};
 use crate::evaluator::{EvalRequest, Evaluation, Evaluator, Wdl};
-use crate::game::{Forced, Move, Position};
+use crate::game::{move_facts, Forced, Move, Position};
 use rand::Rng;
+use std::borrow::Cow;
 
 const NO_NODE: u32 = u32::MAX;
 
@@ -166,6 +167,25 @@ fn new_node(position: Position, forced_results: bool) -> Node {
         }
     }
     node
+}
+
+/// The network's priors with `share` of their mass spread evenly over the position's captures
+/// (see `SearchConfig::capture_prior`); the priors as they are when the share is 0 or no move
+/// captures.
+fn with_capture_share<'a>(request: &EvalRequest, priors: &'a [f32], share: f32) -> Cow<'a, [f32]> {
+    if share == 0.0 {
+        return Cow::Borrowed(priors);
+    }
+    let position = &request.position;
+    let captures: Vec<bool> =
+        request.moves.iter().map(|&mv| move_facts(position, mv).captured > 0).collect();
+    let count = captures.iter().filter(|&&c| c).count();
+    if count == 0 {
+        return Cow::Borrowed(priors);
+    }
+    let each = share / count as f32;
+    let shared = priors.iter().zip(&captures);
+    Cow::Owned(shared.map(|(&p, &capture)| (1.0 - share) * p + f32::from(capture) * each).collect())
 }
 
 /// A node for the root, which is terminal only when the game is over: the game goes on from a
@@ -407,7 +427,8 @@ impl Search {
             self.pending.clear();
         }
         let first = self.edges.len() as u32;
-        for (mv, prior) in request.moves.iter().zip(&evaluation.priors) {
+        let priors = with_capture_share(&request, &evaluation.priors, self.config.capture_prior);
+        for (mv, prior) in request.moves.iter().zip(priors.iter()) {
             self.edges.push(Edge {
                 mv: *mv,
                 prior: *prior,

@@ -154,6 +154,9 @@ pub struct PlayerSpec {
     pub forced_results: Option<bool>,
     /// What a draw is worth to a net's search, in [-1, 1] (default 0; see `SearchConfig`).
     pub draw_value: Option<f32>,
+    /// The share of a net's priors given to captures at every node, in [0, 1] (default 0; see
+    /// `SearchConfig::capture_prior`).
+    pub capture_prior: Option<f32>,
     /// The number format a net searches in (default auto; see [`Precision`]).
     pub precision: Option<Precision>,
     /// Leaves a net's search evaluates per network call (default
@@ -213,6 +216,7 @@ impl FromStr for PlayerSpec {
                 }
                 "cpuct" => spec.c_puct = Some(value.parse().ok().filter(|c: &f32| *c > 0.0 && c.is_finite()).ok_or_else(|| bad("needs a positive number"))?),
                 "forced" => spec.forced_results = Some(on_or_off(value).ok_or_else(|| bad("needs on or off"))?),
+                "captures" => spec.capture_prior = Some(value.parse().ok().filter(|c: &f32| (0.0..=1.0).contains(c)).ok_or_else(|| bad("needs a number in [0, 1]"))?),
                 "draw" => spec.draw_value = Some(value.parse().ok().filter(|d: &f32| (-1.0..=1.0).contains(d)).ok_or_else(|| bad("needs a number in [-1, 1]"))?),
                 "precision" => {
                     spec.precision = Some(match value {
@@ -223,7 +227,7 @@ impl FromStr for PlayerSpec {
                     })
                 }
                 "leaves" => spec.leaves = Some(value.parse().ok().filter(|n| (1..=256).contains(n)).ok_or_else(|| bad("needs a whole number 1..=256"))?),
-                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, precision, leaves)")),
+                _ => return Err(bad("is not known (sims, nodes, depth, time, cpuct, forced, draw, captures, precision, leaves)")),
             }
         }
         Ok(spec)
@@ -267,6 +271,7 @@ impl PlayerSpec {
             c_puct: None,
             forced_results: None,
             draw_value: None,
+            capture_prior: None,
             precision: None,
             leaves: None,
             text,
@@ -312,6 +317,7 @@ impl PlayerSpec {
             c_puct: self.c_puct.unwrap_or(defaults.c_puct),
             forced_results: self.forced_results.unwrap_or(defaults.forced_results),
             draw_value: self.draw_value.unwrap_or(defaults.draw_value),
+            capture_prior: self.capture_prior.unwrap_or(defaults.capture_prior),
             ..defaults
         }
     }
