@@ -90,9 +90,10 @@ pub struct SearchConfig {
     #[serde(default = "self_play_draw_value")]
     pub draw_value: f32,
     /// Default 0: the share of every expanded node's prior spread evenly over its captures
-    /// (the rest keeps the network's priors, scaled down). A network whose policy gives
-    /// captures almost nothing never searches them, for either side: it neither takes
-    /// material nor sees its own pieces taken in the line below (docs/methods.md).
+    /// (the rest keeps the network's priors, scaled down) for PUCT's selection. A network
+    /// whose policy gives captures almost nothing never searches them, for either side: it
+    /// neither takes material nor sees its own pieces taken in the line below
+    /// (docs/methods.md). A Gumbel root samples and trains on the network's own priors.
     pub capture_prior: f32,
 }
 

@@ -20,7 +20,12 @@ const NO_NODE: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 struct Edge {
     mv: Move,
+    /// The network's prior: a Gumbel root's sample and policy target build on it.
     prior: f32,
+    /// The prior PUCT selection reads: the network's, with `SearchConfig::capture_prior` of
+    /// its mass spread over the captures. A Gumbel root keeps the network's own, so the share
+    /// steers the search below it and never enters the policy target.
+    search_prior: f32,
     child: u32,
     visits: u32,
     /// Sum of backed-up utilities, from the view of the side choosing this edge.
@@ -283,8 +288,11 @@ impl Search {
         let fpu = match self.config.fpu {
             Fpu::Const { value } => value,
             Fpu::ParentReduction { reduction } => {
-                let visited_mass: f32 =
-                    edges.iter().filter(|e| e.visits + e.virtual_visits > 0).map(|e| e.prior).sum();
+                let visited_mass: f32 = edges
+                    .iter()
+                    .filter(|e| e.visits + e.virtual_visits > 0)
+                    .map(|e| e.search_prior)
+                    .sum();
                 let parent_q = self.node_q(node);
                 parent_q - reduction * visited_mass.sqrt()
             }
@@ -302,7 +310,7 @@ impl Search {
             let n = edge.visits + edge.virtual_visits;
             let q =
                 if n == 0 { fpu } else { (edge.value_sum - edge.virtual_visits as f32) / n as f32 };
-            let score = q + self.config.c_puct * edge.prior * sqrt_parent / (1 + n) as f32;
+            let score = q + self.config.c_puct * edge.search_prior * sqrt_parent / (1 + n) as f32;
             if score > best_score {
                 best_score = score;
                 best = range.start + i;
@@ -427,11 +435,14 @@ impl Search {
             self.pending.clear();
         }
         let first = self.edges.len() as u32;
-        let priors = with_capture_share(&request, &evaluation.priors, self.config.capture_prior);
-        for (mv, prior) in request.moves.iter().zip(priors.iter()) {
+        let shared = with_capture_share(&request, &evaluation.priors, self.config.capture_prior);
+        for ((mv, prior), search_prior) in
+            request.moves.iter().zip(&evaluation.priors).zip(shared.iter())
+        {
             self.edges.push(Edge {
                 mv: *mv,
                 prior: *prior,
+                search_prior: *search_prior,
                 child: NO_NODE,
                 visits: 0,
                 value_sum: 0.0,
@@ -917,5 +928,39 @@ impl Search {
         for ((token, request), evaluation) in leaves.into_iter().zip(evaluations) {
             self.apply(token, request, evaluation, rng);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The share is spread evenly over the captures and the rest keeps the network's
+    /// proportions; a position without captures, or a share of 0, keeps the priors.
+    #[test]
+    fn a_capture_share_is_spread_over_the_captures() {
+        let request = |fen: &str| {
+            let position: Position = fen.parse().unwrap();
+            EvalRequest { moves: position.legal_moves(), position }
+        };
+        // White's a2-a3 phalanx takes Black's a4 (one square); nothing else captures.
+        let taking = request("13b/14/14/14/14/14/14/14/b13/w13/w13/13w w");
+        let quiet = request("13b/14/14/14/14/14/14/14/14/14/14/13w w");
+        let n = taking.moves.len();
+        let priors: Vec<f32> = (0..n).map(|i| (i + 1) as f32).collect();
+        let total: f32 = priors.iter().sum();
+        let priors: Vec<f32> = priors.iter().map(|p| p / total).collect();
+        let is_capture = |mv: &Move| move_facts(&taking.position, *mv).captured > 0;
+        let captures = taking.moves.iter().filter(|mv| is_capture(mv)).count();
+        assert!(captures >= 1 && captures < n);
+        let shared = with_capture_share(&taking, &priors, 0.25);
+        for ((mv, &prior), &got) in taking.moves.iter().zip(&priors).zip(shared.iter()) {
+            let bonus = if is_capture(mv) { 0.25 / captures as f32 } else { 0.0 };
+            assert!((got - (0.75 * prior + bonus)).abs() < 1e-6, "{mv}: {got}");
+        }
+        assert!((shared.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        assert_eq!(&*with_capture_share(&taking, &priors, 0.0), &priors[..]);
+        let uniform = vec![1.0 / quiet.moves.len() as f32; quiet.moves.len()];
+        assert_eq!(&*with_capture_share(&quiet, &uniform, 0.5), &uniform[..]);
     }
 }
