@@ -442,6 +442,8 @@ fn player_specs_parse_and_name_their_errors() {
     assert_eq!(net.precision, Some(epaminondas::nn::Precision::F32));
     let net: PlayerSpec = "net:gen.safetensors:leaves=2".parse().unwrap();
     assert_eq!(net.leaves, Some(2));
+    let net: PlayerSpec = "net:gen.safetensors:captures=0.25".parse().unwrap();
+    assert_eq!(net.search_config().capture_prior, 0.25);
     for (text, expected) in [
         ("net:a:speed=3", "not known"),
         ("net:a:forced=yes", "on or off"),
@@ -453,6 +455,7 @@ fn player_specs_parse_and_name_their_errors() {
         ("net:a:draw=-2", "[-1, 1]"),
         ("net:a:precision=f16", "f32, bf16 or auto"),
         ("net:a:leaves=0", "1..=256"),
+        ("net:a:captures=2", "needs a number in [0, 1]"),
     ] {
         let error = text.parse::<PlayerSpec>().err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error.contains(expected), "{text}: {error}");
