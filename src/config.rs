@@ -20,9 +20,9 @@ pub struct Config {
     pub run: RunConfig,
     pub rules: Rules,
     pub network: NetworkConfig,
-    /// The search of self-play. A config's `[search]` differs from a player's defaults in two
-    /// keys: `root_noise` is a Gumbel root, and `draw_value` -0.7, unless the config says
-    /// otherwise.
+    /// The search of self-play. A config's `[search]` differs from a player's defaults in
+    /// three keys: `root_noise` is a Gumbel root, `draw_value` -0.7 and `capture_prior` 0.25,
+    /// unless the config says otherwise.
     pub search: SearchConfig,
     pub selfplay: SelfPlayConfig,
     pub replay: ReplayConfig,
@@ -115,6 +115,7 @@ impl Default for Config {
             search: SearchConfig {
                 root_noise: RootNoise::self_play(),
                 draw_value: crate::mcts::SELF_PLAY_DRAW_VALUE,
+                capture_prior: crate::mcts::SELF_PLAY_CAPTURE_PRIOR,
                 ..SearchConfig::default()
             },
             selfplay: SelfPlayConfig::default(),
@@ -714,7 +715,8 @@ impl Config {
     /// A config as a run stored it, which may be older than this program: runs store every
     /// key, so a key they lack did not exist when they were made. Those made before the
     /// curriculum had none and resume without one, not with the default's 8x8 stage, and those
-    /// made before `stall_plies` had a default never stopped a game early. Keys of
+    /// made before `stall_plies` had a default never stopped a game early, and those made
+    /// before `capture_prior` searched without a capture share. Keys of
     /// options since removed are dropped where they hold the value that meant "off" (the run
     /// never used the option), and refused by name otherwise; so is the root exploration of
     /// older runs (see [`migrate_root_noise`]).
@@ -738,9 +740,13 @@ impl Config {
             }
         }
         table.entry("curriculum").or_insert_with(|| toml::Value::Array(Vec::new()));
-        // Before stall_plies had a default, a run without it never stopped a game early.
+        // Before stall_plies had a default, a run without it never stopped a game early; before
+        // capture_prior existed, no search had a capture share.
         if let Some(selfplay) = table.get_mut("selfplay").and_then(toml::Value::as_table_mut) {
             selfplay.entry("stall_plies").or_insert(toml::Value::Integer(0));
+        }
+        if let Some(search) = table.get_mut("search").and_then(toml::Value::as_table_mut) {
+            search.entry("capture_prior").or_insert(toml::Value::Float(0.0));
         }
         let config: Config =
             table.try_into().map_err(|e: toml::de::Error| parse_error(e.to_string()))?;

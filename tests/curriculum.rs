@@ -193,6 +193,13 @@ fn stored_configs_with_removed_options_resume_only_if_they_were_off() {
     assert_ne!(without_stall, old("0.0"));
     std::fs::write(&stored, without_stall).unwrap();
     assert_eq!(Run::open(&run_dir, None).unwrap().config.selfplay.stall_plies, 0);
+    // Made before the capture share: its searches had none, where a new config's get a quarter.
+    let without_share = old("0.0").replace("capture_prior = 0.25\n", "");
+    assert_ne!(without_share, old("0.0"));
+    std::fs::write(&stored, &without_share).unwrap();
+    assert_eq!(Run::open(&run_dir, None).unwrap().config.search.capture_prior, 0.0);
+    let new = Config::parse(&text.replace("capture_prior = 0.25\n", ""), "new").unwrap();
+    assert_eq!(new.search.capture_prior, 0.25);
     std::fs::write(&stored, old("0.3")).unwrap();
     let error = Run::open(&run_dir, None).err().expect("a removed option in use").to_string();
     assert!(error.contains("search.minimax_weight = 0.3") && error.contains("removed"), "{error}");

@@ -93,7 +93,9 @@ pub struct SearchConfig {
     /// (the rest keeps the network's priors, scaled down) for PUCT's selection. A network
     /// whose policy gives captures almost nothing never searches them, for either side: it
     /// neither takes material nor sees its own pieces taken in the line below
-    /// (docs/methods.md). A Gumbel root samples and trains on the network's own priors.
+    /// (docs/methods.md). A Gumbel root samples and trains on the network's own priors. A
+    /// config file's `[search]` that leaves it out gets [`SELF_PLAY_CAPTURE_PRIOR`].
+    #[serde(default = "self_play_capture_prior")]
     pub capture_prior: f32,
 }
 
@@ -103,6 +105,15 @@ pub const SELF_PLAY_DRAW_VALUE: f32 = -0.7;
 
 fn self_play_draw_value() -> f32 {
     SELF_PLAY_DRAW_VALUE
+}
+
+/// The capture share of self-play's search: networks trained from random weights give
+/// captures almost no prior, and with this share their searches take material and see their
+/// own pieces taken from the first generation (docs/methods.md).
+pub const SELF_PLAY_CAPTURE_PRIOR: f32 = 0.25;
+
+fn self_play_capture_prior() -> f32 {
+    SELF_PLAY_CAPTURE_PRIOR
 }
 
 impl Default for SearchConfig {

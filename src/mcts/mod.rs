@@ -4,5 +4,7 @@
 mod config;
 mod tree;
 
-pub use config::{Fpu, GumbelRoot, RootNoise, SearchConfig, SELF_PLAY_DRAW_VALUE};
+pub use config::{
+    Fpu, GumbelRoot, RootNoise, SearchConfig, SELF_PLAY_CAPTURE_PRIOR, SELF_PLAY_DRAW_VALUE,
+};
 pub use tree::{Gathered, LeafToken, RootSummary, Search};
